@@ -1,0 +1,233 @@
+"""Pure online estimates the adaptive policy needs: no I/O, no clock; observations come in as data.
+
+- tokens per engine step on the speculative server, per (class, temperature bucket), from each streamed
+  speculative response (completion tokens / content chunks: each vLLM chunk is one engine step), shrunk
+  toward the backend-wide value from the scraped `vllm:spec_decode_*` counter deltas;
+- output tokens per (class, temperature bucket);
+- step time vs load per role (`StepModel`), fitted by recursive least squares with forgetting on
+  features [1, load_self, other busy, load_other], starting from the configured priors;
+- prefill seconds per prompt token, per role.
+Every estimate starts at a prior and forgets old observations geometrically (`forgetting` per update).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gateway.costmodel import ROLES, StepModel
+
+
+@dataclass(slots=True)
+class Ewma:
+    """Exponentially forgetting weighted mean."""
+
+    value: float
+    weight: float = 0.0
+    count: int = 0
+
+    def update(self, x: float, forgetting: float, w: float = 1.0) -> None:
+        self.weight = self.weight * forgetting + w
+        self.value += (x - self.value) * (w / self.weight)
+        self.count += 1
+
+    def shrunk(self, prior: float, prior_weight: float) -> float:
+        """The mean pulled toward `prior` as if it had `prior_weight` observations."""
+        total = self.weight + prior_weight
+        if total <= 0:
+            return prior
+        return (self.value * self.weight + prior * prior_weight) / total
+
+
+@dataclass(slots=True)
+class StepFit:
+    """Recursive least squares (Kalman form, with forgetting) for one role's step time, in units of scale_s."""
+
+    theta: list[float]
+    p: list[list[float]]
+    scale_s: float
+    noise: float = 0.05
+    count: int = 0
+
+    @classmethod
+    def from_prior(cls, prior: StepModel) -> StepFit:
+        scale = prior.base_s
+        theta = [prior.base_s / scale, prior.per_request_s / scale, prior.other_busy_s / scale,
+                 prior.per_other_request_s / scale]
+        variances = [0.5, 0.02**2, 0.5, 0.02**2]
+        p = [[variances[i] if i == j else 0.0 for j in range(4)] for i in range(4)]
+        return cls(theta=theta, p=p, scale_s=scale)
+
+    def update(self, x: list[float], step_s: float, forgetting: float) -> None:
+        y = step_s / self.scale_s
+        px = [sum(self.p[i][j] * x[j] for j in range(4)) for i in range(4)]
+        denom = self.noise + sum(x[i] * px[i] for i in range(4))
+        gain = [v / denom for v in px]
+        err = y - sum(self.theta[i] * x[i] for i in range(4))
+        self.theta = [self.theta[i] + gain[i] * err for i in range(4)]
+        p = [[(self.p[i][j] - gain[i] * px[j]) / forgetting for j in range(4)] for i in range(4)]
+        # Keep the covariance bounded so forgetting without excitation cannot wind it up.
+        for i, cap in enumerate((1.0, 0.05**2, 1.0, 0.05**2)):
+            if p[i][i] > cap:
+                factor = cap / p[i][i]
+                for j in range(4):
+                    p[i][j] *= factor**0.5
+                    p[j][i] *= factor**0.5
+        self.p = p
+        self.count += 1
+
+    def model(self) -> StepModel:
+        base, per_req, busy, per_other = (max(v, 0.0) * self.scale_s for v in self.theta)
+        return StepModel(max(base, 0.1 * self.scale_s), per_req, busy, per_other)
+
+
+@dataclass(frozen=True, slots=True)
+class LearnerConfig:
+    forgetting: float = 0.98
+    prior_weight: float = 3.0
+    prior_tokens_per_step: float = 2.0
+    prior_output_tokens: float = 256.0
+    num_speculative_tokens: int = 4
+    prior_prefill_s_per_token: float = 0.00004
+    priors: dict[str, StepModel] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One finished request, as the gateway saw it."""
+
+    role: str
+    cls: str
+    bucket: str
+    prompt_tokens: int
+    completion_tokens: int
+    steps: int | None  # content chunks of a streamed response; None when not streamed
+    ttft_s: float
+    e2e_s: float
+    load_self: int  # in flight on the role when the request started, itself included
+    load_other: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClassEstimate:
+    tokens_per_step: float
+    acceptance_rate: float
+    output_tokens: float
+    speculative_observations: int
+    observations: int
+
+
+def acceptance_rate(tokens_per_step: float, gamma: int) -> float:
+    """Per-token acceptance α with (1 − α^(γ+1)) / (1 − α) = tokens per step (bisection)."""
+    target = min(max(tokens_per_step, 1.0), gamma + 1.0)
+    lo, hi = 0.0, 1.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        expected = sum(mid**k for k in range(gamma + 1))
+        if expected < target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+class Learner:
+    """Online estimates per (class, temperature bucket) and per role."""
+
+    def __init__(self, config: LearnerConfig) -> None:
+        self.config = config
+        self._tokens_per_step: dict[tuple[str, str], Ewma] = {}
+        self._output_tokens: dict[tuple[str, str], Ewma] = {}
+        self._backend_tokens_per_step = Ewma(config.prior_tokens_per_step)
+        self._steps = {role: StepFit.from_prior(config.priors[role]) for role in ROLES}
+        self._prefill = {role: Ewma(config.prior_prefill_s_per_token) for role in ROLES}
+        self._models = {role: fit.model() for role, fit in self._steps.items()}
+
+    # --- estimates used on the decision path (cheap lookups)
+    def step_model(self, role: str) -> StepModel:
+        return self._models[role]
+
+    def prefill_s_per_token(self, role: str) -> float:
+        return self._prefill[role].shrunk(self.config.prior_prefill_s_per_token, self.config.prior_weight)
+
+    def backend_tokens_per_step(self) -> float:
+        return self._backend_tokens_per_step.shrunk(self.config.prior_tokens_per_step, self.config.prior_weight)
+
+    def tokens_per_step(self, cls: str, bucket: str) -> float:
+        est = self._tokens_per_step.get((cls, bucket))
+        prior = self.backend_tokens_per_step()
+        return prior if est is None else est.shrunk(prior, self.config.prior_weight)
+
+    def output_tokens(self, cls: str, bucket: str, max_tokens: int) -> float:
+        est = self._output_tokens.get((cls, bucket))
+        prior = min(self.config.prior_output_tokens, float(max_tokens))
+        mean = prior if est is None else est.shrunk(prior, self.config.prior_weight)
+        return min(mean, float(max_tokens))
+
+    def speculative_observations(self, cls: str, bucket: str) -> int:
+        est = self._tokens_per_step.get((cls, bucket))
+        return 0 if est is None else est.count
+
+    # --- updates (off the decision path)
+    def observe(self, obs: Observation) -> None:
+        f = self.config.forgetting
+        key = (obs.cls, obs.bucket)
+        if obs.completion_tokens > 0:
+            self._output_tokens.setdefault(key, Ewma(self.config.prior_output_tokens)).update(
+                obs.completion_tokens, f
+            )
+        steps = obs.steps
+        if obs.role == "baseline" and steps is None:
+            steps = obs.completion_tokens
+        if obs.role == "speculative" and steps:
+            tps = min(max(obs.completion_tokens / steps, 1.0), self.config.num_speculative_tokens + 1.0)
+            self._tokens_per_step.setdefault(key, Ewma(self.config.prior_tokens_per_step)).update(
+                tps, f, w=min(steps / 16.0, 4.0)
+            )
+        if steps is not None and steps >= 3 and obs.e2e_s > obs.ttft_s:
+            step_s = (obs.e2e_s - obs.ttft_s) / (steps - 1)
+            x = [1.0, float(obs.load_self), 1.0 if obs.load_other > 0 else 0.0, float(obs.load_other)]
+            self._steps[obs.role].update(x, step_s, f)
+            self._models[obs.role] = self._steps[obs.role].model()
+        if obs.prompt_tokens >= 64:
+            step = self._models[obs.role].step_s(obs.load_self, obs.load_other)
+            per_token = max(obs.ttft_s - step, 0.0) / obs.prompt_tokens
+            prior = self.config.prior_prefill_s_per_token
+            self._prefill[obs.role].update(min(per_token, 50 * prior), f)
+
+    def observe_backend_acceptance(self, tokens_per_step: float, drafts: float) -> None:
+        """Counter deltas of one scrape: mean acceptance length over `drafts` draft rounds."""
+        if drafts > 0:
+            weight = min(drafts / 64.0, 8.0)
+            self._backend_tokens_per_step.update(tokens_per_step, self.config.forgetting, w=weight)
+
+    # --- introspection
+    def class_estimates(self) -> dict[tuple[str, str], ClassEstimate]:
+        keys = set(self._tokens_per_step) | set(self._output_tokens)
+        out = {}
+        for cls, bucket in sorted(keys):
+            tps = self.tokens_per_step(cls, bucket)
+            outputs = self._output_tokens.get((cls, bucket))
+            out[(cls, bucket)] = ClassEstimate(
+                tokens_per_step=tps,
+                acceptance_rate=acceptance_rate(tps, self.config.num_speculative_tokens),
+                output_tokens=self.output_tokens(cls, bucket, 1 << 30),
+                speculative_observations=self.speculative_observations(cls, bucket),
+                observations=0 if outputs is None else outputs.count,
+            )
+        return out
+
+    def state(self) -> dict[str, object]:
+        return {
+            "backend_tokens_per_step": self.backend_tokens_per_step(),
+            "step_models": {
+                role: {**_asdict(self._models[role]), "observations": self._steps[role].count} for role in ROLES
+            },
+            "prefill_s_per_token": {role: self.prefill_s_per_token(role) for role in ROLES},
+            "classes": {
+                f"{cls}/{bucket}": _asdict(est) for (cls, bucket), est in self.class_estimates().items()
+            },
+        }
+
+
+def _asdict(obj: StepModel | ClassEstimate) -> dict[str, object]:
+    return {name: getattr(obj, name) for name in obj.__slots__}

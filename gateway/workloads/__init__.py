@@ -1,0 +1,7 @@
+"""Realistic workload files for the benchmark, the demo and tests (format: DESIGN.md "Workload file")."""
+
+from gateway.workloads.generate import MIXES, Arrival, generate
+from gateway.workloads.items import WorkloadError, WorkloadItem, builtin_names, load_workload, write_workload
+
+__all__ = ["MIXES", "Arrival", "WorkloadError", "WorkloadItem", "builtin_names", "generate", "load_workload",
+           "write_workload"]

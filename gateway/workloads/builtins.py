@@ -1,0 +1,46 @@
+"""How the built-in workloads in `gateway/workloads/builtin/` are made (rebuild: `specgate workload build-builtin`).
+
+Rates are in simulated requests per second against the default emulated profile: ~1 request/s keeps a
+baseline server near one request in flight (low load); 12 requests/s keeps a few dozen in flight (high load).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from gateway.workloads.generate import Arrival, generate
+from gateway.workloads.items import write_workload
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltinSpec:
+    name: str
+    mix: str
+    n: int
+    arrival: Arrival
+    seed: int
+    about: str
+
+
+BUILTINS = (
+    BuiltinSpec("demo-mixed", "mixed", 150, Arrival(rate=2.0), 7,
+                "the demo's mixed traffic: every task kind, low-to-moderate Poisson load"),
+    BuiltinSpec("mixed-low", "mixed", 300, Arrival(rate=1.0), 11, "mixed traffic, Poisson at 1 request/s"),
+    BuiltinSpec("mixed-high", "mixed", 300, Arrival(rate=12.0), 12, "mixed traffic, Poisson at 12 requests/s"),
+    BuiltinSpec("mixed-phases", "mixed", 300, Arrival("phases", plan=((60.0, 1.0), (30.0, 10.0), (60.0, 1.0))), 13,
+                "mixed traffic: quiet, a busy phase, quiet again"),
+    BuiltinSpec("structured-heavy", "structured", 300, Arrival(rate=3.0), 14, "mostly JSON, SQL and code edits"),
+    BuiltinSpec("creative-heavy", "creative", 300, Arrival(rate=3.0), 15,
+                "mostly creative writing at temperature 0.9-1.2, and chat"),
+)
+
+
+def build_builtins(folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for spec in BUILTINS:
+        path = folder / f"{spec.name}.jsonl"
+        write_workload(generate(spec.n, spec.mix, spec.arrival, seed=spec.seed, id_prefix=spec.name), path)
+        written.append(path)
+    return written

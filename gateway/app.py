@@ -1,0 +1,69 @@
+"""Wiring only: build the app's objects, routes and background tasks from `Settings`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry
+
+from gateway.backends import Backend, BackendPool
+from gateway.handlers import add_routes, make_middleware
+from gateway.learner import Learner
+from gateway.metrics import Metrics
+from gateway.proxy import Proxy
+from gateway.router import Router, learner_config
+from gateway.settings import Settings
+from gateway.state import AppState
+from gateway.upstream import create_session
+from gateway.vllm_metrics import SpecDelta
+
+log = logging.getLogger("specgate")
+
+
+def create_app(settings: Settings, registry: CollectorRegistry | None = None) -> web.Application:
+    metrics = Metrics(registry)
+    learner = Learner(learner_config(settings))
+
+    def on_spec_delta(backend: Backend, delta: SpecDelta) -> None:
+        learner.observe_backend_acceptance(delta.mean_acceptance_length, delta.drafts)
+
+    pool = BackendPool(settings, metrics, on_spec_delta)
+    router = Router(settings, pool, learner)
+    client_keys = settings.client_keys()
+    admin_keys = [settings.admin_api_key.get_secret_value().encode()] if settings.admin_api_key else client_keys
+    proxy = Proxy(settings, pool, router, learner, metrics, client_auth_on=bool(client_keys))
+    state = AppState(settings, metrics, pool, learner, router, proxy, client_keys, admin_keys)
+
+    app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[make_middleware(state)])
+    app[AppState.key] = state
+    add_routes(app)
+    app.cleanup_ctx.append(_upstream_and_loops)
+    return app
+
+
+async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
+    state = app[AppState.key]
+    session = create_session(state.settings)
+    state.proxy.session = session
+    tasks = [
+        asyncio.create_task(state.pool.run_health(session), name="specgate-health"),
+        asyncio.create_task(state.pool.run_scrape(session), name="specgate-scrape"),
+        asyncio.create_task(_export_loop(state), name="specgate-export"),
+    ]
+    yield
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    await session.close()
+
+
+async def _export_loop(state: AppState) -> None:
+    while True:
+        state.export_learned()
+        await asyncio.sleep(state.settings.scrape_interval_s)

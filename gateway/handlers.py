@@ -1,0 +1,220 @@
+"""HTTP edges: routes, auth, error translation. Everything here is thin; decisions live elsewhere."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+import aiohttp
+import orjson
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from gateway.backends import BackendPool
+from gateway.protocol import (
+    CHAT,
+    COMPLETIONS,
+    BodyTooLarge,
+    Draining,
+    GatewayError,
+    NoBackendAvailable,
+    NotFound,
+    Unauthorized,
+    UpstreamUnavailable,
+)
+from gateway.proxy import Proxy, gateway_error_response
+from gateway.state import AppState
+from gateway.upstream import response_headers, upstream_headers
+
+log = logging.getLogger("specgate.http")
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+OPEN_PATHS = frozenset({"/health", "/ready", "/metrics"})
+_JSON = "application/json"
+
+
+def _bearer(request: web.Request) -> bytes:
+    auth = request.headers.get("Authorization", "")
+    if auth[:7].lower() == "bearer ":
+        return auth[7:].strip().encode()
+    return request.headers.get("x-api-key", "").encode()
+
+
+def _key_matches(given: bytes, keys: list[bytes]) -> bool:
+    match = False
+    for key in keys:  # compare against every key: the time does not depend on which one matched
+        match |= hmac.compare_digest(given, key)
+    return match
+
+
+def make_middleware(state: AppState) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        try:
+            path = request.path
+            if path not in OPEN_PATHS:
+                if path.startswith("/admin/"):
+                    if state.admin_keys and not _key_matches(_bearer(request), state.admin_keys):
+                        raise Unauthorized("Invalid or missing admin API key.")
+                elif state.client_keys and not _key_matches(_bearer(request), state.client_keys):
+                    raise Unauthorized("Invalid or missing API key. Send it as 'Authorization: Bearer <key>'.")
+                if state.draining and path.startswith("/v1/"):
+                    raise Draining("The gateway is shutting down; retry on another replica.")
+            return await handler(request)
+        except GatewayError as err:
+            return gateway_error_response(err)
+        except web.HTTPRequestEntityTooLarge:
+            return gateway_error_response(BodyTooLarge(
+                f"Request body exceeds the limit of {state.settings.max_body_bytes} bytes."))
+        except web.HTTPException as exc:
+            if exc.status >= 400:
+                err_type = "invalid_request_error" if exc.status < 500 else "server_error"
+                return web.Response(status=exc.status, content_type=_JSON, body=orjson.dumps(
+                    {"error": {"message": exc.reason, "type": err_type, "param": None, "code": exc.status}}))
+            raise
+    return middleware
+
+
+async def chat_completions(request: web.Request) -> web.StreamResponse:
+    return await _proxy(request).handle(request, CHAT)
+
+
+async def completions(request: web.Request) -> web.StreamResponse:
+    return await _proxy(request).handle(request, COMPLETIONS)
+
+
+def _proxy(request: web.Request) -> Proxy:
+    return request.app[AppState.key].proxy
+
+
+async def health(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok"})
+
+
+async def ready(request: web.Request) -> web.Response:
+    state = request.app[AppState.key]
+    pool = state.pool
+    body = {
+        "ready": not state.draining and pool.ready(),
+        "draining": state.draining,
+        "backends": [
+            {"name": b.name, "role": b.role, "url": b.url, "healthy": b.healthy, "routable": b.routable(_now()),
+             "inflight": b.inflight, "ejections": b.ejections}
+            for b in pool.backends
+        ],
+    }
+    return web.json_response(body, status=200 if body["ready"] else 503, dumps=_dumps)
+
+
+async def metrics(request: web.Request) -> web.Response:
+    state = request.app[AppState.key]
+    body = state.render_metrics()
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+async def models(request: web.Request) -> web.Response:
+    """The models all routable backends serve, merged by id."""
+    state = request.app[AppState.key]
+    session = state.proxy.session
+    assert session is not None
+    now = _now()
+    backends = [b for b in state.pool.backends if b.routable(now)]
+    if not backends:
+        raise NoBackendAvailable("No healthy backend is available.")
+    headers = upstream_headers(request.headers, state.settings, bool(state.client_keys), "models")
+
+    async def fetch(url: str) -> list[dict[str, object]]:
+        try:
+            async with session.get(url + "/v1/models", headers=headers,
+                                   timeout=aiohttp.ClientTimeout(total=5)) as r:
+                if r.status != 200:
+                    return []
+                data = orjson.loads(await r.read())
+                return [m for m in data.get("data", []) if isinstance(m, dict)]
+        except (aiohttp.ClientError, OSError, TimeoutError, orjson.JSONDecodeError):
+            return []
+
+    merged: dict[str, dict[str, object]] = {}
+    for entries in await asyncio.gather(*(fetch(b.url) for b in backends)):
+        for entry in entries:
+            merged.setdefault(str(entry.get("id")), entry)
+    if not merged:
+        raise UpstreamUnavailable("No backend answered /v1/models.")
+    return web.json_response({"object": "list", "data": list(merged.values())}, dumps=_dumps)
+
+
+async def passthrough(request: web.Request) -> web.StreamResponse:
+    """Other `/v1/*` paths go to the least-loaded healthy baseline, unchanged."""
+    state = request.app[AppState.key]
+    session = state.proxy.session
+    assert session is not None
+    backend = state.pool.pick("baseline", _now()) or state.pool.pick("speculative", _now())
+    if backend is None:
+        raise NoBackendAvailable("No healthy backend is available.")
+    body = await request.read()
+    headers = upstream_headers(request.headers, state.settings, bool(state.client_keys),
+                               request.headers.get("x-request-id", "passthrough"))
+    try:
+        async with session.request(request.method, backend.url + request.path_qs, data=body or None,
+                                   headers=headers) as r:
+            data = await r.read()
+            out = response_headers(r.headers)
+            out["x-specgate-backend"] = backend.role
+            out["x-specgate-instance"] = backend.name
+            out["x-specgate-reason"] = "passthrough"
+            return web.Response(status=r.status, body=data, headers=out)
+    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        raise UpstreamUnavailable(f"Upstream failed: {type(exc).__name__}") from None
+
+
+async def admin_state(request: web.Request) -> web.Response:
+    state = request.app[AppState.key]
+    pool: BackendPool = state.pool
+    body = {
+        "policy": state.settings.policy,
+        "learner": state.learner.state(),
+        "backends": [
+            {"name": b.name, "role": b.role, "url": b.url, "healthy": b.healthy, "inflight": b.inflight,
+             "ejections": b.ejections, "consecutive_failures": b.consecutive_failures,
+             "scraped": None if b.snapshot is None else {
+                 "running": b.snapshot.running, "waiting": b.snapshot.waiting,
+                 "kv_cache_usage": b.snapshot.kv_cache_usage},
+             "last_spec_interval": None if b.last_spec is None else {
+                 "acceptance_rate": b.last_spec.acceptance_rate,
+                 "mean_acceptance_length": b.last_spec.mean_acceptance_length}}
+            for b in pool.backends
+        ],
+        "note": "learned state is per process when SPECGATE_WORKERS > 1",
+    }
+    return web.json_response(body, dumps=_dumps)
+
+
+async def admin_config(request: web.Request) -> web.Response:
+    return web.json_response(request.app[AppState.key].settings.redacted(), dumps=_dumps)
+
+
+async def not_found(request: web.Request) -> web.Response:
+    raise NotFound(f"Unknown path {request.path}.")
+
+
+def _dumps(obj: object) -> str:
+    return orjson.dumps(obj).decode()
+
+
+def _now() -> float:
+    return time.monotonic()
+
+
+def add_routes(app: web.Application) -> None:
+    app.router.add_post(CHAT, chat_completions)
+    app.router.add_post(COMPLETIONS, completions)
+    app.router.add_get("/v1/models", models)
+    app.router.add_get("/health", health)
+    app.router.add_get("/ready", ready)
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/admin/state", admin_state)
+    app.router.add_get("/admin/config", admin_config)
+    app.router.add_route("*", "/v1/{tail:.*}", passthrough)
+    app.router.add_route("*", "/{tail:.*}", not_found)

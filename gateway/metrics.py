@@ -1,0 +1,88 @@
+"""All `specgate_*` Prometheus metrics, owned by one object with an injectable registry."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from gateway.classify import CLASSES
+from gateway.costmodel import ROLES
+
+LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0)
+TTFT_BUCKETS = (0.002, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24)
+GAP_BUCKETS = (0.0005, 0.001, 0.002, 0.004, 0.006, 0.008, 0.012, 0.016, 0.024, 0.032, 0.05, 0.1, 0.25, 1.0)
+OVERHEAD_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1)
+RATIO_BUCKETS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0, 2.0)
+
+
+class Metrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        r = self.registry
+        self.requests = Counter("specgate_requests", "Proxied requests by backend, class and status",
+                                ["backend", "role", "class", "status"], registry=r)
+        self.decisions = Counter("specgate_decisions", "Routing decisions by role, class and reason",
+                                 ["role", "class", "reason"], registry=r)
+        self.duration = Histogram("specgate_request_duration_seconds", "End-to-end latency",
+                                  ["role", "class"], buckets=LATENCY_BUCKETS, registry=r)
+        self.ttft = Histogram("specgate_time_to_first_token_seconds", "Time to first token",
+                              ["role", "class"], buckets=TTFT_BUCKETS, registry=r)
+        self.inter_chunk = Histogram("specgate_inter_chunk_seconds", "Gap between streamed chunks",
+                                     ["role", "class"], buckets=GAP_BUCKETS, registry=r)
+        self.tpot = Histogram("specgate_time_per_output_token_seconds", "Time per output token after the first",
+                              ["role", "class"], buckets=GAP_BUCKETS, registry=r)
+        self.output_tokens = Counter("specgate_output_tokens", "Completion tokens", ["role", "class"], registry=r)
+        self.predicted = Histogram("specgate_predicted_duration_seconds", "Predicted end-to-end latency of the "
+                                   "chosen backend", ["role", "class"], buckets=LATENCY_BUCKETS, registry=r)
+        self.prediction_error = Histogram("specgate_prediction_error_ratio", "|predicted - observed| / observed",
+                                          ["role"], buckets=RATIO_BUCKETS, registry=r)
+        self.overhead = Histogram("specgate_gateway_overhead_seconds", "Request received to upstream request sent",
+                                  buckets=OVERHEAD_BUCKETS, registry=r)
+        self.inflight = Gauge("specgate_inflight_requests", "Requests in flight", ["backend", "role"], registry=r,
+                              multiprocess_mode="livesum")
+        self.up = Gauge("specgate_backend_up", "1 when healthy and not ejected", ["backend", "role"], registry=r,
+                        multiprocess_mode="max")
+        self.running = Gauge("specgate_backend_running_requests", "Scraped vllm:num_requests_running",
+                             ["backend", "role"], registry=r, multiprocess_mode="mostrecent")
+        self.waiting = Gauge("specgate_backend_waiting_requests", "Scraped vllm:num_requests_waiting",
+                             ["backend", "role"], registry=r, multiprocess_mode="mostrecent")
+        self.kv_cache = Gauge("specgate_backend_kv_cache_usage_ratio", "Scraped vllm:kv_cache_usage_perc",
+                              ["backend", "role"], registry=r, multiprocess_mode="mostrecent")
+        self.acceptance_rate = Gauge("specgate_backend_acceptance_rate",
+                                     "Accepted / drafted tokens over the last scrape interval",
+                                     ["backend", "role"], registry=r, multiprocess_mode="mostrecent")
+        self.acceptance_length = Gauge("specgate_backend_mean_acceptance_length",
+                                       "Tokens per engine step over the last scrape interval",
+                                       ["backend", "role"], registry=r, multiprocess_mode="mostrecent")
+        self.learned_tps = Gauge("specgate_learned_tokens_per_step", "Learned tokens per speculative step",
+                                 ["class", "temperature"], registry=r, multiprocess_mode="mostrecent")
+        self.learned_acceptance = Gauge("specgate_learned_acceptance_rate", "Learned per-token acceptance",
+                                        ["class", "temperature"], registry=r, multiprocess_mode="mostrecent")
+        self.learned_output = Gauge("specgate_learned_output_tokens", "Learned mean output tokens",
+                                    ["class", "temperature"], registry=r, multiprocess_mode="mostrecent")
+        self.learned_step = Gauge("specgate_learned_step_seconds", "Learned step time at the current load",
+                                  ["role"], registry=r, multiprocess_mode="mostrecent")
+        self.failovers = Counter("specgate_failovers", "Attempts that failed and were retried elsewhere",
+                                 ["backend", "role"], registry=r)
+        self.upstream_errors = Counter("specgate_upstream_errors", "Upstream failures by kind",
+                                       ["backend", "role", "reason"], registry=r)
+        self.ejections = Counter("specgate_backend_ejections", "Backends taken out of rotation",
+                                 ["backend", "role"], registry=r)
+        self.draining = Gauge("specgate_draining", "1 while shutting down", registry=r, multiprocess_mode="max")
+        for role in ROLES:
+            for cls in CLASSES:
+                for family in (self.duration, self.ttft, self.inter_chunk, self.tpot, self.output_tokens,
+                               self.predicted):
+                    family.labels(role, cls)
+            self.prediction_error.labels(role)
+            self.learned_step.labels(role)
+
+    def register_backend(self, name: str, role: str) -> None:
+        """Create a backend's children up front so every series exists from the first scrape."""
+        for family in (self.inflight, self.up, self.running, self.waiting, self.kv_cache, self.failovers,
+                       self.ejections):
+            family.labels(name, role)
+        if role == "speculative":
+            self.acceptance_rate.labels(name, role)
+            self.acceptance_length.labels(name, role)
+        for reason in ("connect", "timeout", "status_5xx", "protocol", "midstream"):
+            self.upstream_errors.labels(name, role, reason)

@@ -1,0 +1,334 @@
+"""Relays one completion request: route, send upstream with failover before the first byte, stream back.
+
+Failover: connect errors, timeouts before the first byte and 500/502/503/504 answers are retried on
+another routable backend of the chosen role, then of the other role, up to `max_attempts`, with
+jittered exponential backoff. Once a byte reached the client, a failure ends the stream with an SSE
+`error` event. A client that goes away cancels the handler; the upstream response is closed at once
+so vLLM aborts the request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import re
+import time
+import uuid
+from dataclasses import dataclass
+
+import aiohttp
+import orjson
+from aiohttp import web
+from multidict import CIMultiDictProxy
+
+from gateway.backends import Backend, BackendPool
+from gateway.learner import Learner, Observation
+from gateway.metrics import Metrics
+from gateway.protocol import (
+    CHAT,
+    GatewayError,
+    NoBackendAvailable,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+    error_body,
+    parse_json_object,
+    request_view,
+)
+from gateway.router import Routed, Router
+from gateway.settings import Settings
+from gateway.streaming import SseTap
+from gateway.upstream import RETRY_STATUSES, UpstreamFailure, map_client_error, response_headers, upstream_headers
+
+log = logging.getLogger("specgate.access")
+_COMPLETION_TOKENS = re.compile(rb'"completion_tokens"\s*:\s*(\d+)')
+OTHER = {"baseline": "speculative", "speculative": "baseline"}
+
+
+@dataclass(slots=True)
+class Outcome:
+    status: str
+    ttft_s: float | None = None
+    completion_tokens: int | None = None
+    steps: int | None = None
+
+
+@dataclass(slots=True)
+class Context:
+    """Everything one request carries through its attempts."""
+
+    request: web.Request
+    endpoint: str
+    t0: float
+    request_id: str
+    routed: Routed
+    stream: bool
+    strip_usage: bool
+    payload: bytes
+    headers: dict[str, str]
+    attempts: int = 0
+    overhead_recorded: bool = False
+
+
+class Proxy:
+    def __init__(self, settings: Settings, pool: BackendPool, router: Router, learner: Learner,
+                 metrics: Metrics, client_auth_on: bool) -> None:
+        self.settings = settings
+        self.pool = pool
+        self.router = router
+        self.learner = learner
+        self.metrics = metrics
+        self.client_auth_on = client_auth_on
+        self.session: aiohttp.ClientSession | None = None
+        self.active: set[asyncio.Task[object]] = set()
+
+    async def handle(self, request: web.Request, endpoint: str) -> web.StreamResponse:
+        t0 = time.perf_counter()
+        body = parse_json_object(await request.read())
+        view = request_view(endpoint, body)
+        request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
+        routed = self.router.route(view, request_id)
+        if routed is None:
+            raise NoBackendAvailable("No healthy backend is available.")
+        d = routed.decision
+        self.metrics.decisions.labels(d.role, routed.cls, d.reason).inc()
+        payload = request._read_bytes or b""
+        strip_usage = False
+        if view.stream and not view.include_usage:
+            options = body.get("stream_options")
+            body["stream_options"] = {**(options if isinstance(options, dict) else {}), "include_usage": True}
+            payload, strip_usage = orjson.dumps(body), True
+        headers = dict(upstream_headers(request.headers, self.settings, self.client_auth_on, request_id))
+        headers["Content-Type"] = "application/json"
+        ctx = Context(request, endpoint, t0, request_id, routed, view.stream, strip_usage, payload, headers)
+        return await self._with_failover(ctx)
+
+    async def _with_failover(self, ctx: Context) -> web.StreamResponse:
+        role = ctx.routed.decision.role
+        tried: set[Backend] = set()
+        last: UpstreamFailure | None = None
+        while ctx.attempts < self.settings.max_attempts:
+            now = time.monotonic()
+            backend = self.pool.pick(role, now, frozenset(tried)) or self.pool.pick(OTHER[role], now,
+                                                                                    frozenset(tried))
+            if backend is None:
+                break
+            if ctx.attempts:
+                await asyncio.sleep(self.settings.backoff_base_s * (2 ** (ctx.attempts - 1)) * random.uniform(0.5, 1.5))
+            ctx.attempts += 1
+            tried.add(backend)
+            try:
+                return await self._attempt(ctx, backend)
+            except UpstreamFailure as failure:
+                self.pool.record_failure(backend, failure.reason)
+                last = failure
+                if not failure.retryable:
+                    break
+                self.metrics.failovers.labels(backend.name, backend.role).inc()
+                log.warning('{"event": "failover", "id": "%s", "backend": "%s", "reason": "%s"}',
+                            ctx.request_id, backend.name, failure.reason)
+        return self._exhausted(ctx, last)
+
+    def _exhausted(self, ctx: Context, last: UpstreamFailure | None) -> web.StreamResponse:
+        """Every attempt failed: pass the last upstream error answer through, else our own error."""
+        if last is None:
+            raise NoBackendAvailable("No healthy backend is available.")
+        if isinstance(last, _StatusFailure):
+            self.metrics.requests.labels(last.backend.name, last.backend.role, ctx.routed.cls, str(last.status)).inc()
+            headers = response_headers(last.headers)
+            headers.update(self._headers(ctx, last.backend))
+            return web.Response(status=last.status or 502, body=last.body, headers=headers)
+        self.metrics.requests.labels("none", ctx.routed.decision.role, ctx.routed.cls, last.reason).inc()
+        if last.reason == "timeout":
+            raise UpstreamTimeout(f"Upstream timed out after {ctx.attempts} attempt(s).")
+        raise UpstreamUnavailable(f"Upstream failed after {ctx.attempts} attempt(s): {last}")
+
+    def _headers(self, ctx: Context, backend: Backend, extra: dict[str, str] | None = None) -> dict[str, str]:
+        d = ctx.routed.decision
+        reason = d.detail if backend.role == d.role else f"failover from {d.role}: {d.detail}"
+        headers = {
+            "x-specgate-backend": backend.role,
+            "x-specgate-instance": backend.name,
+            "x-specgate-class": ctx.routed.cls,
+            "x-specgate-reason": reason,
+            "x-request-id": ctx.request_id,
+        }
+        if extra:
+            headers.update(extra)
+        return headers
+
+    async def _attempt(self, ctx: Context, backend: Backend) -> web.StreamResponse:
+        assert self.session is not None
+        s = self.settings
+        self.pool.acquire(backend)
+        load_self, load_other = backend.inflight, self.pool.role_inflight(OTHER[backend.role])
+        outcome = Outcome(status="aborted")
+        resp: aiohttp.ClientResponse | None = None
+        try:
+            if not ctx.overhead_recorded:
+                ctx.overhead_recorded = True
+                self.metrics.overhead.observe(time.perf_counter() - ctx.t0)
+            async with asyncio.timeout(s.first_byte_timeout_s) as deadline:
+                try:
+                    resp = await self.session.post(backend.url + ctx.endpoint, data=ctx.payload, headers=ctx.headers)
+                except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                    raise map_client_error(exc) from None
+                if resp.status in RETRY_STATUSES:
+                    body = await _read_or_fail(resp)
+                    raise _StatusFailure(backend, resp.status, body, resp.headers)
+                if ctx.stream and resp.status == 200:
+                    first = await _readany_or_fail(resp)
+                    if not first:
+                        raise UpstreamFailure("protocol", "upstream closed the stream before the first byte")
+                    deadline.reschedule(None)
+                    return await self._relay_stream(ctx, backend, resp, first, outcome)
+                data = await _read_or_fail(resp)
+            self.pool.record_success(backend)
+            outcome.status = str(resp.status)
+            outcome.ttft_s = time.perf_counter() - ctx.t0
+            if resp.status == 200:
+                found = _COMPLETION_TOKENS.findall(data)
+                outcome.completion_tokens = int(found[-1]) if found else None
+            headers = response_headers(resp.headers)
+            headers.update(self._headers(ctx, backend))
+            return web.Response(status=resp.status, body=data, headers=headers)
+        except TimeoutError:
+            outcome.status = "timeout"
+            raise UpstreamFailure("timeout", "no first byte from upstream in time") from None
+        except UpstreamFailure as failure:
+            outcome.status = "failed"
+            if failure.retryable is False:
+                outcome.status = "error"
+            raise
+        finally:
+            if resp is not None:
+                resp.close()
+            self.pool.release(backend)
+            self._record(ctx, backend, outcome, load_self, load_other)
+
+    async def _relay_stream(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
+                            outcome: Outcome) -> web.StreamResponse:
+        now = time.perf_counter()
+        outcome.ttft_s = now - ctx.t0
+        self.pool.record_success(backend)
+        headers = response_headers(resp.headers)
+        headers.update(self._headers(ctx, backend))
+        headers["Cache-Control"] = "no-cache"
+        headers["X-Accel-Buffering"] = "no"
+        out = web.StreamResponse(status=200, headers=headers)
+        await out.prepare(ctx.request)
+        tap = SseTap(strip_usage=ctx.strip_usage, chat=ctx.endpoint == CHAT)
+        gap = self.metrics.inter_chunk.labels(backend.role, ctx.routed.cls)
+        data = tap.feed(first)
+        if data:
+            await out.write(data)
+        idle = self.settings.idle_timeout_s
+        loop = asyncio.get_running_loop()
+        last = now
+        error: str | None = None
+        try:
+            async with asyncio.timeout(loop.time() + idle) as deadline:
+                read = resp.content.readany
+                while chunk := await read():
+                    now = time.perf_counter()
+                    gap.observe(now - last)
+                    last = now
+                    deadline.reschedule(loop.time() + idle)
+                    data = tap.feed(chunk)
+                    if data:
+                        await out.write(data)
+        except TimeoutError:
+            error = "upstream stream idle timeout"
+        except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+            error = f"upstream stream broke: {type(exc).__name__}"
+        rest = tap.flush()
+        if rest:
+            await out.write(rest)
+        if error is None and not tap.done:
+            error = "upstream stream ended without [DONE]"
+        outcome.completion_tokens = tap.completion_tokens
+        outcome.steps = tap.engine_steps
+        if error is not None:
+            outcome.status = "midstream_error"
+            self.pool.record_failure(backend, "midstream")
+            payload = error_body(error, "server_error", None, "upstream_stream_error")
+            await out.write(b"data: " + payload + b"\n\n")
+            log.warning('{"event": "midstream_error", "id": "%s", "backend": "%s", "error": "%s"}',
+                        ctx.request_id, backend.name, error)
+            if ctx.request.transport is not None:
+                ctx.request.transport.close()  # the client must see a closed connection, not a clean end
+            return out
+        outcome.status = "200"
+        await out.write_eof()
+        return out
+
+    def _record(self, ctx: Context, backend: Backend, outcome: Outcome, load_self: int, load_other: int) -> None:
+        if outcome.status == "failed":
+            return  # failed attempt: counted by upstream_errors / failovers
+        m = self.metrics
+        role, cls = backend.role, ctx.routed.cls
+        e2e = time.perf_counter() - ctx.t0
+        m.requests.labels(backend.name, role, cls, outcome.status).inc()
+        d = ctx.routed.decision
+        if outcome.status != "200":
+            self._log(ctx, backend, outcome, e2e)
+            return
+        m.duration.labels(role, cls).observe(e2e)
+        if outcome.ttft_s is not None:
+            m.ttft.labels(role, cls).observe(outcome.ttft_s)
+        tokens = outcome.completion_tokens or 0
+        if tokens:
+            m.output_tokens.labels(role, cls).inc(tokens)
+            if tokens > 1 and outcome.ttft_s is not None and ctx.stream:
+                m.tpot.labels(role, cls).observe((e2e - outcome.ttft_s) / (tokens - 1))
+        if d.predicted_e2e_s is not None and role == d.role:
+            m.predicted.labels(role, cls).observe(d.predicted_e2e_s)
+            m.prediction_error.labels(role).observe(abs(d.predicted_e2e_s - e2e) / max(e2e, 1e-6))
+        if tokens and ctx.routed.features.n == 1:
+            self.learner.observe(Observation(
+                role=role, cls=cls, bucket=ctx.routed.bucket, prompt_tokens=ctx.routed.features.prompt_tokens,
+                completion_tokens=tokens, steps=outcome.steps, ttft_s=outcome.ttft_s or e2e, e2e_s=e2e,
+                load_self=load_self, load_other=load_other,
+            ))
+        self._log(ctx, backend, outcome, e2e)
+
+    def _log(self, ctx: Context, backend: Backend, outcome: Outcome, e2e: float) -> None:
+        if not self.settings.log_requests or not log.isEnabledFor(logging.INFO):
+            return
+        d = ctx.routed.decision
+        line = {
+            "event": "request", "id": ctx.request_id, "endpoint": ctx.endpoint, "class": ctx.routed.cls,
+            "backend": backend.role, "instance": backend.name, "reason": d.reason, "ratio": d.ratio,
+            "predicted_s": d.predicted_e2e_s, "observed_s": round(e2e, 6),
+            "ttft_s": outcome.ttft_s, "status": outcome.status, "completion_tokens": outcome.completion_tokens,
+            "engine_steps": outcome.steps, "attempts": ctx.attempts,
+        }
+        log.info(orjson.dumps(line).decode())
+
+
+class _StatusFailure(UpstreamFailure):
+    """A retryable upstream status; kept so the last one can be passed through to the client."""
+
+    def __init__(self, backend: Backend, status: int, body: bytes, headers: CIMultiDictProxy[str]) -> None:
+        super().__init__("status_5xx", f"upstream answered {status}", status=status)
+        self.backend = backend
+        self.body = body
+        self.headers = headers
+
+
+async def _read_or_fail(resp: aiohttp.ClientResponse) -> bytes:
+    try:
+        return await resp.read()
+    except (aiohttp.ClientError, OSError) as exc:
+        raise map_client_error(exc) from None
+
+
+async def _readany_or_fail(resp: aiohttp.ClientResponse) -> bytes:
+    try:
+        return await resp.content.readany()
+    except (aiohttp.ClientError, OSError) as exc:
+        raise map_client_error(exc) from None
+
+
+def gateway_error_response(err: GatewayError) -> web.Response:
+    return web.Response(status=err.status, body=err.body(), content_type="application/json")

@@ -1,0 +1,122 @@
+"""`specgate serve`: run the gateway (uvloop), drain on SIGTERM, optionally as N processes on one port."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+import tempfile
+import time
+
+from aiohttp import web
+
+from gateway.app import create_app
+from gateway.settings import Settings
+from gateway.state import AppState
+
+log = logging.getLogger("specgate")
+
+
+class JsonLineFormatter(logging.Formatter):
+    """Messages that are already JSON objects pass as they are; others are wrapped."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if message.startswith("{"):
+            return message
+        import orjson
+
+        return orjson.dumps({"level": record.levelname.lower(), "logger": record.name, "message": message}).decode()
+
+
+def configure_logging(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonLineFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+
+
+async def serve(settings: Settings, *, reuse_port: bool = False) -> None:
+    """Serve until SIGTERM/SIGINT, then drain: /ready turns 503, new requests get 503, in-flight
+    requests get `drain_timeout_s` to finish, the rest are cancelled (upstream closed)."""
+    app = create_app(settings)
+    state = app[AppState.key]
+    runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=0.5)
+    await runner.setup()
+    site = web.TCPSite(runner, settings.host, settings.port, reuse_port=reuse_port or None, backlog=4096)
+    await site.start()
+    log.info('{"event": "listening", "host": "%s", "port": %d, "policy": "%s", "pid": %d}',
+             settings.host, settings.port, settings.policy, os.getpid())
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    state.draining = True
+    state.metrics.draining.set(1)
+    deadline = time.monotonic() + settings.drain_timeout_s
+    log.info('{"event": "draining", "inflight": %d}', sum(b.inflight for b in state.pool.backends))
+    while sum(b.inflight for b in state.pool.backends) > 0 and time.monotonic() < deadline:  # noqa: ASYNC110 -- polling a plain counter is simpler than an event set from every release
+        await asyncio.sleep(0.05)
+    left = sum(b.inflight for b in state.pool.backends)
+    log.info('{"event": "stopping", "cancelled_inflight": %d}', left)
+    await runner.cleanup()
+
+
+def _run_worker(settings: Settings, reuse_port: bool) -> None:
+    configure_logging(settings.log_level)
+    with contextlib.suppress(ImportError):
+        import uvloop
+
+        uvloop.install()
+    asyncio.run(serve(settings, reuse_port=reuse_port))
+
+
+def _run_workers(settings: Settings) -> int:
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="specgate-prom-")
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_run_worker, args=(settings, True), name=f"specgate-worker-{i}")
+             for i in range(settings.workers)]
+    for p in procs:
+        p.start()
+
+    def forward(signum: int, _frame: object) -> None:
+        for p in procs:
+            if p.pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(p.pid, signum)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    for p in procs:
+        p.join()
+    return max((p.exitcode or 0) for p in procs)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="specgate serve", description="Run the gateway. Every setting is a "
+                                     "SPECGATE_* environment variable; these flags override a few.")
+    parser.add_argument("--host")
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--policy")
+    parser.add_argument("--workers", type=int)
+    parser.add_argument("--baseline-urls")
+    parser.add_argument("--speculative-urls")
+    args = parser.parse_args(argv)
+    for name, value in vars(args).items():
+        if value is not None:
+            os.environ["SPECGATE_" + name.upper()] = str(value)
+    settings = Settings()
+    configure_logging(settings.log_level)
+    if settings.workers > 1:
+        return _run_workers(settings)
+    _run_worker(settings, reuse_port=False)
+    return 0

@@ -1,0 +1,58 @@
+"""The objects one gateway app owns, under one typed app key (no globals, many apps per process)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
+
+from gateway.backends import BackendPool
+from gateway.classify import CLASSES, TEMPERATURE_BUCKETS
+from gateway.learner import Learner, acceptance_rate
+from gateway.metrics import Metrics
+from gateway.proxy import Proxy
+from gateway.router import Router
+from gateway.settings import Settings
+
+
+@dataclass(eq=False)
+class AppState:
+    key: ClassVar[web.AppKey[AppState]]
+    settings: Settings
+    metrics: Metrics
+    pool: BackendPool
+    learner: Learner
+    router: Router
+    proxy: Proxy
+    client_keys: list[bytes]
+    admin_keys: list[bytes]
+    draining: bool = False
+    multiprocess_dir: str | None = field(default_factory=lambda: os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+
+    def render_metrics(self) -> bytes:
+        if self.multiprocess_dir:
+            registry = CollectorRegistry()
+            MultiProcessCollector(registry, path=self.multiprocess_dir)
+            return generate_latest(registry)
+        return generate_latest(self.metrics.registry)
+
+    def export_learned(self) -> None:
+        """Copy the learner's estimates into gauges (called periodically, off the request path)."""
+        m, lrn = self.metrics, self.learner
+        gamma = lrn.config.num_speculative_tokens
+        for cls in CLASSES:
+            for bucket in TEMPERATURE_BUCKETS:
+                tps = lrn.tokens_per_step(cls, bucket)
+                m.learned_tps.labels(cls, bucket).set(tps)
+                m.learned_acceptance.labels(cls, bucket).set(acceptance_rate(tps, gamma))
+                m.learned_output.labels(cls, bucket).set(lrn.output_tokens(cls, bucket, 1 << 30))
+        for role, other in (("baseline", "speculative"), ("speculative", "baseline")):
+            load_self, load_other = self.pool.role_inflight(role), self.pool.role_inflight(other)
+            m.learned_step.labels(role).set(lrn.step_model(role).step_s(load_self + 1, load_other))
+
+
+AppState.key = web.AppKey("specgate_state", AppState)

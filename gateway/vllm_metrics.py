@@ -1,0 +1,91 @@
+"""Pure parse of a vLLM `/metrics` scrape into an immutable snapshot (prometheus_client's parser).
+
+Series are summed over their label sets (several engines, or the `model_name` label), so a server with
+data parallelism reads the same as one engine. A baseline exports no `vllm:spec_decode_*` series.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prometheus_client.parser import text_string_to_metric_families
+
+_GAUGES = {
+    "vllm:num_requests_running": "running",
+    "vllm:num_requests_waiting": "waiting",
+    "vllm:kv_cache_usage_perc": "kv_cache_usage",
+}
+_COUNTERS = {
+    "vllm:spec_decode_num_drafts": "drafts",
+    "vllm:spec_decode_num_draft_tokens": "draft_tokens",
+    "vllm:spec_decode_num_accepted_tokens": "accepted_tokens",
+    "vllm:generation_tokens": "generation_tokens",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class VllmSnapshot:
+    running: float = 0.0
+    waiting: float = 0.0
+    kv_cache_usage: float = 0.0
+    generation_tokens: float = 0.0
+    has_spec_decode: bool = False
+    drafts: float = 0.0
+    draft_tokens: float = 0.0
+    accepted_tokens: float = 0.0
+    accepted_per_position: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SpecDelta:
+    """Spec-decode activity between two scrapes."""
+
+    drafts: float
+    draft_tokens: float
+    accepted_tokens: float
+
+    @property
+    def acceptance_rate(self) -> float:
+        return self.accepted_tokens / self.draft_tokens if self.draft_tokens > 0 else 0.0
+
+    @property
+    def mean_acceptance_length(self) -> float:
+        """Tokens per engine step: the target's token plus the accepted drafts."""
+        return 1.0 + self.accepted_tokens / self.drafts if self.drafts > 0 else 1.0
+
+
+def parse_vllm_metrics(text: str) -> VllmSnapshot:
+    values: dict[str, float] = {}
+    per_position: dict[int, float] = {}
+    has_spec = False
+    for family in text_string_to_metric_families(text):
+        name = family.name
+        if name.startswith("vllm:spec_decode"):
+            has_spec = True
+        if name in _GAUGES:
+            field = _GAUGES[name]
+            values[field] = sum(s.value for s in family.samples if s.name == name)
+        elif name in _COUNTERS:
+            field = _COUNTERS[name]
+            values[field] = sum(s.value for s in family.samples if s.name == name + "_total")
+        elif name == "vllm:spec_decode_num_accepted_tokens_per_pos":
+            for s in family.samples:
+                if s.name.endswith("_total") and "position" in s.labels:
+                    pos = int(s.labels["position"])
+                    per_position[pos] = per_position.get(pos, 0.0) + s.value
+    positions = tuple(per_position[i] for i in sorted(per_position))
+    return VllmSnapshot(has_spec_decode=has_spec, accepted_per_position=positions, **values)
+
+
+def spec_delta(before: VllmSnapshot | None, after: VllmSnapshot) -> SpecDelta | None:
+    """Counter deltas; None without a previous scrape, spec counters, or after a counter reset."""
+    if before is None or not after.has_spec_decode or not before.has_spec_decode:
+        return None
+    d = SpecDelta(
+        after.drafts - before.drafts,
+        after.draft_tokens - before.draft_tokens,
+        after.accepted_tokens - before.accepted_tokens,
+    )
+    if d.drafts < 0 or d.draft_tokens < 0 or d.accepted_tokens < 0:
+        return None
+    return d

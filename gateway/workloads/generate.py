@@ -102,6 +102,6 @@ def generate(
                 kinds = [k for k in kinds if k != kind]
                 if not kinds:
                     raise RuntimeError("no task kind in the mix can be generated on this installation")
-        items.append(WorkloadItem(id=f"{id_prefix}-{i:05d}", t=t, endpoint=task.endpoint, body=task.body,
+        items.append(WorkloadItem(id=f"{id_prefix}-{i:05d}", t=round(t, 6), endpoint=task.endpoint, body=task.body,
                                   reference=task.reference, kind=task.kind))
     return items

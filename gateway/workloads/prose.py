@@ -123,8 +123,8 @@ def extraction(corpus: Corpus, rng: random.Random) -> Task | None:
     title, body = _topic_body(corpus.topics[key])
     if not 1500 <= len(body) <= 11000:
         return None
-    prose = " ".join(_reflow(p) for p in _paragraphs(body) if not p.startswith(" ") and "::=" not in p)
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+", prose) if 20 < len(s) < 400]
+    prose = [_reflow(p) for p in _paragraphs(body) if not p.startswith(" ") and "::=" not in p]
+    sentences = [s for p in prose for s in re.split(r"(?<=[.!?])\s+", p) if 20 < len(s) < 400 and s[-1] in ".!?"]
     words = sorted({w for w in re.findall(r"\b[a-z]{6,}\b", body.lower())})
     rng.shuffle(words)
     for word in words:

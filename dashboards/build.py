@@ -279,6 +279,23 @@ def build_dashboard() -> dict[str, Any]:
     }
 
 
+def dashboard_targets(dashboard: dict[str, Any]) -> list[tuple[str, str]]:
+    """(panel title, PromQL expression) for every target of every panel, rows' nested panels included."""
+    out: list[tuple[str, str]] = []
+    for panel in dashboard.get("panels", []):
+        for inner in [panel, *panel.get("panels", [])]:
+            out.extend((inner.get("title", "?"), t["expr"]) for t in inner.get("targets", []))
+    return out
+
+
+def substitute(expr: str, rate_interval: str = "30s", all_value: str = ".*") -> str:
+    """Replace Grafana template variables as Grafana would with every variable set to "All"."""
+    expr = expr.replace("$__rate_interval", rate_interval).replace("${__rate_interval}", rate_interval)
+    for name in ("role", "class", "backend"):
+        expr = expr.replace("${" + name + "}", all_value).replace("$" + name, all_value)
+    return expr
+
+
 def render() -> str:
     return json.dumps(build_dashboard(), indent=2, ensure_ascii=False) + "\n"
 

@@ -8,7 +8,7 @@ import logging
 from collections.abc import AsyncIterator
 
 from aiohttp import web
-from prometheus_client import CollectorRegistry
+from prometheus_client import CollectorRegistry, disable_created_metrics
 
 from gateway.backends import Backend, BackendPool
 from gateway.handlers import add_routes, make_middleware
@@ -25,6 +25,7 @@ log = logging.getLogger("specgate")
 
 
 def create_app(settings: Settings, registry: CollectorRegistry | None = None) -> web.Application:
+    disable_created_metrics()  # `_created` series double the exposition and no dashboard uses them
     metrics = Metrics(registry)
     learner = Learner(learner_config(settings))
 

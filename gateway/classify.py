@@ -5,7 +5,7 @@ Classes (documented in the README):
 - `structured`: JSON mode / JSON schema / tools / vLLM structured-output fields, or JSON/SQL cues in the prompt;
 - `code`: code in the prompt or a request to write or edit code;
 - `extraction`: "extract / list / find ... from the text" style prompts (the answer copies the input);
-- `creative`: temperature at or above `creative_temperature`, or story/poem style prompts;
+- `creative`: an explicit temperature at or above `creative_temperature`, or story/poem style prompts;
 - `chat`: everything else.
 The temperature bucket (`greedy`, `low`, `high`) is a separate feature; the learner keys on both.
 """
@@ -53,6 +53,7 @@ class ClassifierConfig:
 class Features:
     endpoint: str
     temperature: float
+    temperature_given: bool
     top_p: float
     prompt_tokens: int
     max_tokens: int
@@ -86,6 +87,7 @@ def features(view: RequestView, config: ClassifierConfig) -> Features:
     return Features(
         endpoint=view.endpoint,
         temperature=view.temperature,
+        temperature_given=view.temperature_given,
         top_p=view.top_p,
         prompt_tokens=int(view.prompt_chars / config.chars_per_token) + 1,
         max_tokens=view.max_tokens if view.max_tokens is not None else config.default_max_tokens,
@@ -109,7 +111,7 @@ def classify(f: Features, config: ClassifierConfig) -> str:
         return "long_context"
     if f.structured_output or f.json_cue or f.sql_cue:
         return "structured"
-    if f.temperature >= config.creative_temperature or f.creative_cue:
+    if (f.temperature_given and f.temperature >= config.creative_temperature) or f.creative_cue:
         return "creative"
     if f.code_cue:
         return "code"

@@ -86,7 +86,7 @@ def predict(
     e2e = ttft + steps * step
     # Slowdown imposed on others while this request runs (steps + one prefill step).
     on_self = load_self.inflight * model_self.per_request_s * (steps + 1.0)
-    other_step = model_other.step_s(load_other.inflight, batch)
+    other_step = model_other.step_s(load_other.inflight, 0)  # its pace without us: an upper bound on its steps
     other_steps_during = e2e / other_step if other_step > 0 else 0.0
     on_other = load_other.inflight * model_other.per_other_request_s * other_steps_during
     return Prediction(role=role, ttft_s=ttft, e2e_s=e2e, externality_s=on_self + on_other, step_s=step)

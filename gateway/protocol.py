@@ -93,6 +93,7 @@ class RequestView:
     stream: bool
     n: int
     temperature: float
+    temperature_given: bool
     top_p: float
     max_tokens: int | None
     include_usage: bool
@@ -228,6 +229,7 @@ def request_view(endpoint: str, body: dict[str, Any]) -> RequestView:
         stream=bool(stream),
         n=n,
         temperature=temperature,
+        temperature_given=body.get("temperature") is not None,
         top_p=top_p,
         max_tokens=max_tokens,
         include_usage=include_usage,

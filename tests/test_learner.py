@@ -1,0 +1,103 @@
+"""Pure learner: convergence on synthetic observations, priors, forgetting; vLLM scrape parsing."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gateway.costmodel import StepModel
+from gateway.learner import Learner, LearnerConfig, Observation, acceptance_rate
+from gateway.vllm_metrics import parse_vllm_metrics, spec_delta
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PRIORS = {"baseline": StepModel(0.005, 0.00004, 0.003, 0.00015),
+          "speculative": StepModel(0.0075, 0.00015, 0.003, 0.00004)}
+
+
+def learner(**kw: float) -> Learner:
+    return Learner(LearnerConfig(priors=PRIORS, **kw))  # type: ignore[arg-type]
+
+
+def obs(role: str, tokens: int, steps: int | None, e2e: float, ttft: float = 0.02, cls: str = "structured",
+        load_self: int = 1, load_other: int = 0, prompt: int = 100) -> Observation:
+    return Observation(role, cls, "greedy", prompt, tokens, steps, ttft, e2e, load_self, load_other)
+
+
+def test_priors_before_any_observation() -> None:
+    lrn = learner()
+    assert lrn.tokens_per_step("code", "low") == pytest.approx(2.0)
+    assert lrn.output_tokens("code", "low", 100) == 100  # capped by max_tokens
+    assert lrn.step_model("baseline") == PRIORS["baseline"]
+
+
+def test_acceptance_converges_per_class() -> None:
+    lrn = learner()
+    rng = random.Random(1)
+    for _ in range(60):
+        steps = rng.randint(50, 80)
+        lrn.observe(obs("speculative", int(steps * 3.4), steps, 1.0, cls="structured"))
+        lrn.observe(obs("speculative", int(steps * 1.3), steps, 1.0, cls="creative"))
+    assert lrn.tokens_per_step("structured", "greedy") == pytest.approx(3.4, abs=0.1)
+    assert lrn.tokens_per_step("creative", "greedy") == pytest.approx(1.3, abs=0.1)
+    assert lrn.tokens_per_step("chat", "greedy") == pytest.approx(2.0)  # untouched class keeps the prior
+
+
+def test_forgetting_tracks_a_change() -> None:
+    lrn = learner(forgetting=0.95)
+    for _ in range(80):
+        lrn.observe(obs("speculative", 340, 100, 1.0))
+    for _ in range(80):
+        lrn.observe(obs("speculative", 120, 100, 1.0))
+    assert lrn.tokens_per_step("structured", "greedy") == pytest.approx(1.2, abs=0.1)
+
+
+def test_step_model_fits_load_dependence() -> None:
+    lrn = learner()
+    rng = random.Random(2)
+    true = StepModel(0.010, 0.0005, 0.004, 0.0001)
+    for _ in range(400):
+        ls, lo = rng.randint(1, 40), rng.choice([0, 0, rng.randint(1, 40)])
+        step = true.step_s(ls, lo) * rng.uniform(0.97, 1.03)
+        lrn.observe(obs("baseline", 201, 201, 0.02 + 200 * step, load_self=ls, load_other=lo))
+    fitted = lrn.step_model("baseline")
+    for ls, lo in ((1, 0), (20, 0), (10, 10), (40, 30)):
+        assert fitted.step_s(ls, lo) == pytest.approx(true.step_s(ls, lo), rel=0.1)
+
+
+def test_backend_counters_become_the_class_prior() -> None:
+    lrn = learner()
+    for _ in range(40):
+        lrn.observe_backend_acceptance(1.4, drafts=500)
+    assert lrn.tokens_per_step("never_seen", "high") == pytest.approx(1.4, abs=0.05)
+
+
+@given(st.floats(1.0, 5.0))
+def test_acceptance_rate_inverts_expected_length(tps: float) -> None:
+    alpha = acceptance_rate(tps, 4)
+    assert 0.0 <= alpha <= 1.0
+    assert sum(alpha**k for k in range(5)) == pytest.approx(tps, abs=1e-6)
+
+
+def test_parse_real_vllm_scrapes() -> None:
+    base = parse_vllm_metrics((FIXTURES / "vllm-0.26.0-baseline-metrics.txt").read_text())
+    spec = parse_vllm_metrics((FIXTURES / "vllm-0.26.0-draft-model-metrics.txt").read_text())
+    assert not base.has_spec_decode and base.generation_tokens > 0
+    assert spec.has_spec_decode
+    assert (spec.drafts, spec.draft_tokens, spec.accepted_tokens) == (13133.0, 52532.0, 31464.0)
+    assert sum(spec.accepted_per_position) == spec.accepted_tokens
+    assert spec_delta(None, spec) is None and spec_delta(base, spec) is None
+
+
+def test_spec_delta_and_counter_reset() -> None:
+    text = (FIXTURES / "vllm-0.26.0-draft-model-metrics.txt").read_text()
+    after = parse_vllm_metrics(text)
+    before = parse_vllm_metrics(text.replace("13133.0", "13033.0").replace("52532.0", "52132.0")
+                                .replace("31464.0", "31164.0"))
+    d = spec_delta(before, after)
+    assert d is not None and d.drafts == 100 and d.mean_acceptance_length == pytest.approx(4.0)
+    assert d.acceptance_rate == pytest.approx(0.75)
+    assert spec_delta(after, before) is None  # counters went down: a restart, not negative acceptance

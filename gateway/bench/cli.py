@@ -1,0 +1,152 @@
+"""`specgate bench` and `specgate demo`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from gateway.bench.display import plot, print_tables
+from gateway.bench.run import POLICIES, BenchConfig, default_profile, policy_result, results_document, run_policy
+from gateway.bench.verdict import class_rows, overall_sentence, sentence
+from gateway.workloads.items import WorkloadError, WorkloadItem, load_workload
+
+DEMO_WORKLOAD = "demo-mixed"
+DEMO_POLICIES = ("baseline", "speculative", "adaptive")
+DEMO_TIME_SCALE = 0.5
+
+
+def _bench_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="specgate bench",
+                                description="Replay a workload through routing policies over an emulated pair.")
+    p.add_argument("--workload", required=True, help="a workload file or a built-in name (specgate workload list)")
+    p.add_argument("--policies", default="baseline,speculative,rules,adaptive",
+                   help=f"comma-separated, from {', '.join(POLICIES)}")
+    p.add_argument("--out", type=Path, default=Path("results.json"))
+    p.add_argument("--time-scale", type=float, default=1.0,
+                   help="wall seconds per simulated second (<1 runs faster than real time)")
+    p.add_argument("--profile", default=None, help="emulated profile (default: the emulator's default)")
+    p.add_argument("--plot", type=Path, default=None, help="write a PNG plot here")
+    p.add_argument("--repeat", type=int, default=1, help="run each policy this many times")
+    p.add_argument("--limit", type=int, default=None, help="use only the first N requests")
+    p.add_argument("--gateway-env", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra SPECGATE_* settings for the gateway, e.g. SPECGATE_MARGIN=0.1")
+    return p
+
+
+def _advance(progress: Progress, task: TaskID) -> Callable[[], None]:
+    return lambda: progress.advance(task)
+
+
+async def run_bench(items: Sequence[WorkloadItem], config: BenchConfig, console: Console,
+                    command: Sequence[str]) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    progress = Progress(TextColumn("{task.description:>14}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=console, transient=False)
+    with progress:
+        for policy in config.policies:
+            runs = []
+            for rep in range(config.repeat):
+                label = policy if config.repeat == 1 else f"{policy} #{rep + 1}"
+                task = progress.add_task(label, total=len(items))
+                runs.append(await run_policy(items, policy, config, _advance(progress, task),
+                                             repeat=rep + 1 if config.repeat > 1 else 0))
+            results[policy] = policy_result(runs, config.time_scale)
+    return results_document(config, items, results, command)
+
+
+def _parse_env(pairs: Sequence[str]) -> dict[str, str]:
+    env = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.startswith("SPECGATE_"):
+            raise ValueError(f"--gateway-env expects SPECGATE_KEY=VALUE, got {pair!r}")
+        env[key] = value
+    return env
+
+
+def _execute(items: Sequence[WorkloadItem], config: BenchConfig, out: Path, plot_path: Path | None,
+             console: Console, command: Sequence[str]) -> dict[str, Any]:
+    started = time.perf_counter()
+    doc = asyncio.run(run_bench(items, config, console, command))
+    doc["bench_wall_s"] = round(time.perf_counter() - started, 1)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1))
+    if plot_path is not None:
+        plot(doc, plot_path)
+    return doc
+
+
+def bench_main(argv: list[str]) -> int:
+    args = _bench_parser().parse_args(argv)
+    console = Console()
+    try:
+        items = load_workload(args.workload)[: args.limit]
+        policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+        unknown = [p for p in policies if p not in POLICIES]
+        if unknown or not policies:
+            raise ValueError(f"unknown policies {unknown}; choose from {', '.join(POLICIES)}")
+        if args.time_scale <= 0 or args.repeat < 1:
+            raise ValueError("--time-scale must be > 0 and --repeat >= 1")
+        env = _parse_env(args.gateway_env)
+    except (ValueError, WorkloadError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return 2
+    work_dir = args.out.parent / f"{args.out.stem}-logs"
+    work_dir.mkdir(parents=True, exist_ok=True)
+    config = BenchConfig(workload_name=args.workload, policies=policies, profile=args.profile or default_profile(),
+                         time_scale=args.time_scale, repeat=args.repeat, work_dir=work_dir, gateway_env=env)
+    doc = _execute(items, config, args.out, args.plot, console, ["specgate", "bench", *argv])
+    print_tables(doc, console)
+    console.print(overall_sentence(doc))
+    console.print(f"results: {args.out}" + (f"  plot: {args.plot}" if args.plot else "")
+                  + f"  gateway logs: {config.work_dir}  ({doc['bench_wall_s']} s)")
+    return 0 if all(p["summary"]["errors"] == 0 for p in doc["policies"].values()) else 1
+
+
+def _demo_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="specgate demo",
+                                description="Is speculative decoding worth it for this traffic, and does routing help?")
+    p.add_argument("--out-dir", type=Path, default=Path("specgate-demo"))
+    p.add_argument("--workload", default=DEMO_WORKLOAD)
+    p.add_argument("--profile", default=None)
+    p.add_argument("--policies", default=",".join(DEMO_POLICIES))
+    p.add_argument("--time-scale", type=float, default=DEMO_TIME_SCALE)
+    return p
+
+
+def demo_main(argv: list[str]) -> int:
+    args = _demo_parser().parse_args(argv)
+    console = Console()
+    profile = args.profile or default_profile()
+    items = load_workload(args.workload)
+    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    console.print(f"[bold]specgate demo[/bold]: {len(items)} requests of mixed traffic ({args.workload}) through "
+                  f"{', '.join(policies)} on an emulated baseline + speculative vLLM pair ({profile}), "
+                  f"time scale {args.time_scale}")
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    config = BenchConfig(workload_name=args.workload, policies=policies, profile=profile,
+                         time_scale=args.time_scale, work_dir=args.out_dir / "logs")
+    config.work_dir.mkdir(parents=True, exist_ok=True)
+    out, plot_path = args.out_dir / "results.json", args.out_dir / "latency.png"
+    doc = _execute(items, config, out, plot_path, console, ["specgate", "demo", *argv])
+    print_tables(doc, console)
+    console.print("[bold]Verdict per task class[/bold]")
+    for row in class_rows(doc):
+        console.print(f"  {row['class']:>12}: {sentence(row)}")
+    console.print(f"[bold]{overall_sentence(doc)}[/bold]")
+    console.print(f"results: {out}\nplot:    {plot_path}\nreport:  specgate report {out} --html "
+                  f"{args.out_dir / 'report.html'}   ({doc['bench_wall_s']} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(bench_main(sys.argv[1:]))

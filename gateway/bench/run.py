@@ -1,0 +1,174 @@
+"""`specgate bench` orchestration: per policy, a fresh emulated pair (in-process) and a fresh gateway
+(subprocess), the workload replayed through it, and the measurements turned into the results file."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from gateway.bench.client import Measured, replay
+from gateway.bench.oracle import write_oracle
+from gateway.bench.procs import fetch_text, gateway_process
+from gateway.bench.summary import group_summaries, prediction_errors, summarize
+from gateway.workloads.items import WorkloadItem
+
+POLICIES = ("baseline", "speculative", "rules", "adaptive", "clairvoyant")
+MODEL_NAME = "specgate-emu"
+
+
+def default_profile() -> str:
+    from gateway.emulator import profiles
+
+    return str(getattr(profiles, "DEFAULT_PROFILE", "h200-ngram"))
+
+
+@dataclass(slots=True)
+class BenchConfig:
+    workload_name: str
+    policies: Sequence[str]
+    profile: str
+    time_scale: float = 1.0
+    repeat: int = 1
+    work_dir: Path = Path(".")
+    gateway_env: dict[str, str] = field(default_factory=dict)
+    timeout_s: float = 600.0
+
+
+def _record(m: Measured, time_scale: float, inflight: int, repeat: int) -> dict[str, Any]:
+    def sim(value: float | None) -> float | None:
+        return None if value is None else round(value / time_scale, 6)
+
+    rec: dict[str, Any] = {
+        "id": m.id, "kind": m.kind, "backend": m.backend, "class": m.cls, "reason": m.reason,
+        "ttft_s": sim(m.ttft_s), "e2e_s": sim(m.e2e_s), "completion_tokens": m.completion_tokens,
+        "engine_steps": m.engine_steps, "status": m.status, "sent_s": sim(m.sent_at_s),
+        "lateness_s": sim(m.lateness_s), "inflight_at_send": inflight,
+    }
+    if repeat:
+        rec["repeat"] = repeat
+    if m.error:
+        rec["error"] = m.error
+    return rec
+
+
+def _stats(server: Any) -> dict[str, Any]:
+    stats = getattr(server, "stats", None)
+    if stats is None:
+        return {}
+    raw = stats if isinstance(stats, dict) else getattr(stats, "__dict__", {}) or {
+        name: getattr(stats, name) for name in getattr(stats, "__slots__", ())
+    }
+    out = {}
+    for key, value in raw.items():
+        if isinstance(value, int | float | str):
+            out[key] = value
+        elif isinstance(value, list | tuple | set):
+            out[key] = len(value)
+    return out
+
+
+def _read_log(path: Path) -> list[dict[str, Any]]:
+    lines = []
+    for raw in path.read_text(errors="replace").splitlines():
+        if raw.startswith("{"):
+            try:
+                lines.append(json.loads(raw))
+            except json.JSONDecodeError:
+                continue
+    return lines
+
+
+async def run_policy(
+    items: Sequence[WorkloadItem], policy: str, config: BenchConfig, on_done: Callable[[], None], repeat: int = 0
+) -> dict[str, Any]:
+    from gateway.emulator import EmulatedPair
+
+    tag = f"{policy}-{repeat}" if repeat else policy
+    env = {**config.gateway_env, "SPECGATE_POLICY": policy}
+    if policy == "clairvoyant":
+        env["SPECGATE_ORACLE_FILE"] = str(write_oracle(items, config.profile, config.work_dir / "oracle.json"))
+    log_path = config.work_dir / f"gateway-{tag}.log"
+    inflight = 0
+    inflight_at: dict[str, int] = {}
+
+    def done(m: Measured) -> None:
+        nonlocal inflight
+        inflight -= 1
+        on_done()
+
+    async with EmulatedPair(profile=config.profile, host="127.0.0.1", baseline_port=0, speculative_port=0,
+                            time_scale=config.time_scale, model_name=MODEL_NAME) as pair:
+        registered = pair.register_references({i.id: i.reference for i in items if i.reference is not None})
+        if inspect.isawaitable(registered):
+            await registered
+        env["SPECGATE_BASELINE_URLS"] = pair.baseline_url
+        env["SPECGATE_SPECULATIVE_URLS"] = pair.speculative_url
+        async with gateway_process(env, log_path) as url:
+            started = time.perf_counter()
+
+            def sent(item_id: str) -> None:
+                nonlocal inflight
+                inflight_at[item_id] = inflight
+                inflight += 1
+
+            measured = await replay(items, url, MODEL_NAME, config.time_scale, on_done=done,
+                                    timeout_s=config.timeout_s, on_send=sent)
+            wall = time.perf_counter() - started
+            metrics_text = await fetch_text(url + "/metrics")
+            try:
+                admin_state = json.loads(await fetch_text(url + "/admin/state"))
+            except Exception:  # the admin endpoint is optional for a bench; its absence is not an error
+                admin_state = None
+        emulator = {"baseline": _stats(pair.baseline), "speculative": _stats(pair.speculative)}
+    (config.work_dir / f"gateway-{tag}.metrics.txt").write_text(metrics_text)
+    records = [_record(m, config.time_scale, inflight_at.get(m.id, 0), repeat) for m in measured]
+    return {"records": records, "wall_s": round(wall, 2), "emulator": emulator, "log": _read_log(log_path),
+            "admin_state": admin_state}
+
+
+def policy_result(runs: Sequence[dict[str, Any]], time_scale: float) -> dict[str, Any]:
+    records = [r for run in runs for r in run["records"]]
+    log = [line for run in runs for line in run["log"]]
+    return {
+        "summary": summarize(records),
+        "by_class": group_summaries(records, lambda r: r.get("class")),
+        "by_kind": group_summaries(records, lambda r: r.get("kind")),
+        "prediction": prediction_errors(log, time_scale),
+        "wall_s": [run["wall_s"] for run in runs],
+        "emulator": [run["emulator"] for run in runs],
+        "learned": runs[-1].get("admin_state"),
+        "requests": records,
+    }
+
+
+def workload_info(name: str, items: Sequence[WorkloadItem]) -> dict[str, Any]:
+    span = items[-1].t - items[0].t if len(items) > 1 else 0.0
+    kinds: dict[str, int] = {}
+    for item in items:
+        kinds[item.kind or "unknown"] = kinds.get(item.kind or "unknown", 0) + 1
+    return {"name": name, "requests": len(items), "duration_s": round(span, 3),
+            "mean_rate_per_s": round(len(items) / span, 3) if span else None, "kinds": dict(sorted(kinds.items()))}
+
+
+def results_document(config: BenchConfig, items: Sequence[WorkloadItem], policies: dict[str, Any],
+                     command: Sequence[str]) -> dict[str, Any]:
+    return {
+        "profile": config.profile,
+        "workload": config.workload_name,
+        "workload_info": workload_info(config.workload_name, items),
+        "time_scale": config.time_scale,
+        "repeat": config.repeat,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()},
+        "command": " ".join(command),
+        "units": "simulated seconds (wall seconds / time_scale)",
+        "policies": policies,
+    }

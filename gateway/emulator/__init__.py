@@ -1,0 +1,9 @@
+"""A vLLM-compatible emulated pair (baseline + speculative) sharing one simulated GPU.
+
+Imports nothing from the gateway's routing code (classify, costmodel, learner, policy).
+"""
+
+from .pair import EmulatedPair
+from .profiles import PROFILES, Profile, get_profile
+
+__all__ = ["PROFILES", "EmulatedPair", "Profile", "get_profile"]

@@ -1,0 +1,72 @@
+"""`specgate emulate`: run an emulated baseline + speculative vLLM pair until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from pathlib import Path
+
+from .pair import EmulatedPair
+from .profiles import PROFILES
+
+
+def load_references(path: str) -> dict[str, str]:
+    """{id: reference} from a workload file (JSON Lines: {"id", ..., "reference"?})."""
+    refs: dict[str, str] = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            if isinstance(row.get("reference"), str) and "id" in row:
+                refs[str(row["id"])] = row["reference"]
+    return refs
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="specgate emulate", description=__doc__)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--baseline-port", type=int, default=8001)
+    p.add_argument("--speculative-port", type=int, default=8002)
+    p.add_argument("--profile", default="h200-ngram", choices=sorted(PROFILES))
+    p.add_argument("--time-scale", type=float, default=1.0, help="real seconds per simulated second")
+    p.add_argument("--model", default="specgate-emu", help="served model name")
+    p.add_argument("--workload", help="JSONL workload file whose references to preload")
+    p.add_argument("--synthetic-acceptance-length", type=float, default=None,
+                   help="mean tokens per speculative step, like vLLM's synthetic rejection sampler")
+    return p
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    pair = EmulatedPair(
+        profile=args.profile, host=args.host, baseline_port=args.baseline_port,
+        speculative_port=args.speculative_port, time_scale=args.time_scale, model_name=args.model,
+        synthetic_acceptance_length=args.synthetic_acceptance_length,
+    )
+    if args.workload:
+        pair.register_references(load_references(args.workload))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    async with pair:
+        print(f"specgate emulate: profile {args.profile}, model {args.model!r}, time scale {args.time_scale}\n"
+              f"  baseline    {pair.baseline_url}\n  speculative {pair.speculative_url}\n"
+              f"  references  {len(pair.references)}", flush=True)
+        await stop.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.time_scale <= 0:
+        print("--time-scale must be > 0", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(_serve(args))
+    except OSError as exc:
+        print(f"specgate emulate: {exc}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,59 @@
+"""Pure step-time model: bytes over bandwidth, FLOPs over compute, host time per engine step.
+
+A forward pass over a batch reads every weight once and the KV cache of every scheduled sequence, and
+does 2 FLOPs per parameter per token plus attention:
+
+    gpu_time = max(weight_bytes / bandwidth, flops / compute) + kv_bytes / bandwidth
+
+An engine step is a list of phases; in a phase the host work (scheduling, Python, kernel launches) and
+the GPU work run concurrently, so the phase lasts max(host, GPU wait + GPU). The baseline step is one
+phase; the n-gram step is one (wider) verification phase; the draft-model step adds γ draft passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .profiles import GpuSpec, ModelSpec, Profile
+
+
+@dataclass(frozen=True, slots=True)
+class SeqWork:
+    """One sequence in a forward pass: new (query) tokens and the context they attend to."""
+
+    query_tokens: int
+    context_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    host_s: float
+    gpu_s: float
+
+
+def forward_time(model: ModelSpec, gpu: GpuSpec, batch: Sequence[SeqWork]) -> float:
+    """GPU seconds of one forward pass of `model` over `batch` (0 for an empty batch)."""
+    if not batch:
+        return 0.0
+    tokens = sum(w.query_tokens for w in batch)
+    flops = model.flops_per_token * tokens + sum(model.attention_flops(w.query_tokens, w.context_tokens) for w in batch)
+    kv_bytes = model.kv_bytes_per_token * sum(w.context_tokens for w in batch)
+    return max(model.weight_bytes / gpu.bandwidth, flops / gpu.compute) + kv_bytes / gpu.bandwidth
+
+
+def baseline_phases(profile: Profile, batch: Sequence[SeqWork]) -> list[Phase]:
+    return [Phase(0.0, forward_time(profile.target, profile.gpu, batch))]
+
+
+def speculative_phases(
+    profile: Profile, verify: Sequence[SeqWork], draft_passes: Sequence[Sequence[SeqWork]]
+) -> list[Phase]:
+    """Verification of the drafts (target pass over γ+1 tokens per decoding sequence), then the draft
+    model's passes for the next step (each pays `draft_pass_host_s` of host time; n-gram: none)."""
+    phases = [Phase(0.0, forward_time(profile.target, profile.gpu, verify))]
+    if profile.method == "draft_model" and profile.draft is not None:
+        for batch in draft_passes:
+            if batch:
+                phases.append(Phase(profile.draft_pass_host_s, forward_time(profile.draft, profile.gpu, batch)))
+    return phases

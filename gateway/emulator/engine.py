@@ -1,0 +1,293 @@
+"""One emulated vLLM engine: a scheduler loop with continuous batching and chunked prefill.
+
+Each step (vLLM V1 scheduler order): running sequences first (a decode takes 1 + drafts tokens of the
+`max_num_batched_tokens` budget, a partial prefill the rest of its prompt that fits), then waiting
+requests are admitted FIFO while budget, `max_num_seqs` and KV blocks allow. The step's duration comes
+from `costs.py`; its GPU work is reserved on the `SharedGPU` both servers use. All tokens a sequence gains
+in a step are delivered together at the step's end (one streamed chunk per step).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+from collections import deque
+from dataclasses import dataclass, field
+
+from .clock import SharedGPU, SimClock
+from .costs import Phase, SeqWork, baseline_phases, speculative_phases
+from .drafter import Speculation, StepOutcome
+from .metrics import EngineMetrics
+from .profiles import Profile
+from .stats import RequestRecord, ServerStats
+
+
+@dataclass(frozen=True, slots=True)
+class StepEvent:
+    """Tokens one choice gained in one engine step (finish_reason set on its last step)."""
+
+    index: int
+    tokens: list[str]
+    finish_reason: str | None
+
+
+@dataclass(eq=False, slots=True)
+class Sequence:
+    request_id: str
+    index: int
+    prompt_len: int
+    target: list[str]
+    finish_reason: str
+    spec: Speculation | None
+    queue: asyncio.Queue[StepEvent]
+    arrival: float
+    computed: int = 0  # prompt tokens whose KV is computed
+    n_out: int = 0
+    steps: int = 0
+    first_token_at: float | None = None
+    last_token_at: float = 0.0
+    done: bool = False
+
+    @property
+    def prefilling(self) -> bool:
+        return self.computed < self.prompt_len
+
+    def blocks(self, block_size: int) -> int:
+        return math.ceil((self.prompt_len + self.n_out + 1) / block_size)
+
+
+@dataclass(slots=True)
+class _Planned:
+    seq: Sequence
+    tokens: int
+    outcome: StepOutcome | None  # None: a prefill chunk that does not finish the prompt
+
+
+@dataclass(slots=True)
+class RequestHandle:
+    request_id: str
+    seqs: list[Sequence] = field(default_factory=list)
+    queue: asyncio.Queue[StepEvent] = field(default_factory=asyncio.Queue)
+
+
+class Engine:
+    def __init__(
+        self,
+        role: str,
+        profile: Profile,
+        clock: SimClock,
+        gpu: SharedGPU,
+        metrics: EngineMetrics,
+        stats: ServerStats,
+        speculative: bool,
+    ) -> None:
+        self.role = role
+        self.profile = profile
+        self.clock = clock
+        self.gpu = gpu
+        self.metrics = metrics
+        self.stats = stats
+        self.speculative = speculative
+        self.kv_blocks = profile.speculative_kv_blocks if speculative else profile.baseline_kv_blocks
+        self.waiting: deque[Sequence] = deque()
+        self.running: list[Sequence] = []
+        self._wake = asyncio.Event()
+        self._last_end = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._loop(), name=f"engine-{self.role}")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    # -- requests ----------------------------------------------------------------------------------
+    def submit(self, handle: RequestHandle) -> None:
+        now = self.clock.now()
+        for seq in handle.seqs:
+            seq.arrival = now
+            self.waiting.append(seq)
+        self.stats.requests += 1
+        self._update_gauges()
+        self._wake.set()
+
+    def abort(self, handle: RequestHandle) -> None:
+        """Free the request's batch slots at once (its client went away)."""
+        removed = False
+        for seq in handle.seqs:
+            if seq.done:
+                continue
+            seq.done = True
+            removed = True
+            if seq in self.running:
+                self.running.remove(seq)
+            elif seq in self.waiting:
+                self.waiting.remove(seq)
+        if removed:
+            self.stats.aborted.append(handle.request_id)
+            self.metrics.success["abort"].inc()
+            self._update_gauges()
+
+    # -- the scheduler loop ----------------------------------------------------------------------
+    async def _loop(self) -> None:
+        busy = False
+        while True:
+            if not self.running and not self.waiting:
+                self._wake.clear()
+                await self._wake.wait()
+                busy = False
+            now = self.clock.now()
+            # Continue on the simulated timeline when busy (so event-loop jitter does not add up), but
+            # never run more than ~10 ms of real time behind.
+            start = max(self._last_end, now - 0.010 / self.clock.time_scale) if busy else now
+            plan, phases = self._schedule()
+            if not plan:
+                await asyncio.sleep(0)
+                busy = False
+                continue
+            end = await self._execute(start, phases)
+            self._last_end = end
+            busy = True
+            self._finish_step(plan, end)
+
+    def _used_blocks(self) -> int:
+        return sum(s.blocks(self.profile.block_size) for s in self.running)
+
+    def _schedule(self) -> tuple[list[_Planned], list[Phase]]:
+        p = self.profile
+        budget = p.max_num_batched_tokens
+        plan: list[_Planned] = []
+        verify: list[SeqWork] = []
+        first_draft: list[SeqWork] = []
+        later_draft: list[SeqWork] = []  # draft passes 2..γ: one token per decoding sequence
+        for seq in self.running:
+            if budget <= 0:
+                break
+            if seq.prefilling:
+                chunk = min(seq.prompt_len - seq.computed, budget)
+                plan.append(self._plan_prefill(seq, chunk))
+                verify.append(SeqWork(chunk, seq.computed + chunk))
+                first_draft.append(SeqWork(chunk, seq.computed + chunk))
+                budget -= chunk
+                continue
+            remaining = len(seq.target) - seq.n_out
+            drafts = seq.spec.propose(remaining) if seq.spec is not None else []
+            drafts = drafts[: max(budget - 1, 0)]
+            outcome = (
+                seq.spec.verify(drafts, seq.target, seq.n_out)
+                if seq.spec is not None
+                else StepOutcome([seq.target[seq.n_out]], 0, 0)
+            )
+            n = 1 + len(drafts)
+            context = seq.prompt_len + seq.n_out + len(drafts)
+            plan.append(_Planned(seq, n, outcome))
+            verify.append(SeqWork(n, context))
+            first_draft.append(SeqWork(len(outcome.tokens), context))
+            later_draft.append(SeqWork(1, context + 1))
+            budget -= n
+        used = self._used_blocks()
+        while self.waiting and budget > 0 and len(self.running) < p.max_num_seqs:
+            seq = self.waiting[0]
+            need = seq.blocks(p.block_size)
+            if used + need > self.kv_blocks and self.running:
+                break
+            self.waiting.popleft()
+            self.running.append(seq)
+            used += need
+            self.metrics.queue_time.observe(max(self.clock.now() - seq.arrival, 0.0))
+            chunk = min(seq.prompt_len, budget)
+            plan.append(self._plan_prefill(seq, chunk))
+            verify.append(SeqWork(chunk, chunk))
+            first_draft.append(SeqWork(chunk, chunk))
+            budget -= chunk
+        if not plan:
+            return plan, []
+        if not self.speculative:
+            return plan, baseline_phases(p, verify)
+        passes = [first_draft] + [later_draft] * (p.gamma - 1)
+        return plan, speculative_phases(p, verify, passes)
+
+    def _plan_prefill(self, seq: Sequence, chunk: int) -> _Planned:
+        outcome = None
+        if seq.computed + chunk >= seq.prompt_len:  # the prompt completes: the first token is sampled
+            outcome = StepOutcome(seq.target[:1], 0, 0)
+            if seq.spec is not None:
+                seq.spec.observe(outcome.tokens)
+        return _Planned(seq, chunk, outcome)
+
+    async def _execute(self, start: float, phases: list[Phase]) -> float:
+        p = self.profile
+        t = start + (p.spec_step_overhead_s if self.speculative else p.step_overhead_s)
+        for phase in phases:
+            await self.clock.sleep_until(t)
+            gpu_end = self.gpu.reserve(self.role, t, phase.gpu_s)
+            t = max(t + phase.host_s, gpu_end)
+        await self.clock.sleep_until(t)
+        return t
+
+    def _finish_step(self, plan: list[_Planned], end: float) -> None:
+        self.stats.steps += 1
+        m = self.metrics
+        for item in plan:
+            seq = item.seq
+            if seq.done:
+                continue  # aborted during the step
+            if seq.prefilling:
+                m.prompt_tokens.inc(min(item.tokens, seq.prompt_len - seq.computed))
+                seq.computed = min(seq.prompt_len, seq.computed + item.tokens)
+            outcome = item.outcome
+            if outcome is None:
+                continue
+            tokens = outcome.tokens
+            seq.n_out += len(tokens)
+            seq.steps += 1
+            m.generation_tokens.inc(len(tokens))
+            self.stats.generation_tokens += len(tokens)
+            if outcome.drafted:
+                m.record_spec(outcome.drafted, outcome.accepted)
+                self.stats.drafts += 1
+                self.stats.draft_tokens += outcome.drafted
+                self.stats.accepted_tokens += outcome.accepted
+            if seq.first_token_at is None:
+                seq.first_token_at = end
+                m.ttft.observe(end - seq.arrival)
+            else:
+                m.itl.observe(end - seq.last_token_at)
+            seq.last_token_at = end
+            finished = seq.n_out >= len(seq.target)
+            reason = seq.finish_reason if finished else None
+            seq.queue.put_nowait(StepEvent(seq.index, tokens, reason))
+            if finished:
+                self._complete(seq, end)
+        self._update_gauges()
+
+    def _complete(self, seq: Sequence, end: float) -> None:
+        seq.done = True
+        if seq in self.running:
+            self.running.remove(seq)
+        self.metrics.success[seq.finish_reason].inc()
+        self.metrics.e2e.observe(end - seq.arrival)
+        self.stats.completed += 1
+        self.stats.records.append(
+            RequestRecord(
+                request_id=seq.request_id,
+                index=seq.index,
+                prompt_tokens=seq.prompt_len,
+                completion_tokens=seq.n_out,
+                steps=seq.steps,
+                finish_reason=seq.finish_reason,
+                ttft_s=(seq.first_token_at or end) - seq.arrival,
+                e2e_s=end - seq.arrival,
+            )
+        )
+
+    def _update_gauges(self) -> None:
+        self.metrics.running.set(len(self.running))
+        self.metrics.waiting.set(len(self.waiting))
+        self.metrics.kv_usage.set(min(1.0, self._used_blocks() / self.kv_blocks))

@@ -1,0 +1,225 @@
+"""One emulated vLLM 0.26 OpenAI-compatible server (aiohttp): the HTTP side of an `Engine`."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from .clock import SharedGPU, SimClock
+from .drafter import Speculation, request_seed
+from .engine import Engine, RequestHandle, Sequence, StepEvent
+from .metrics import EngineMetrics
+from .profiles import Profile
+from .stats import ServerStats
+from .target import target_output
+from .text import tokenize
+from .wire import ApiError, GenRequest, Kind, chunk, full_response, new_id, parse_request, stream_choice, usage
+
+VLLM_VERSION = "0.26.0"
+SSE_HEADERS = {"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache"}
+
+
+class EmulatedServer:
+    """A baseline (`speculative=False`) or speculative server on a shared simulated GPU."""
+
+    def __init__(
+        self,
+        role: str,
+        profile: Profile,
+        clock: SimClock,
+        gpu: SharedGPU,
+        references: dict[str, str],
+        model_name: str = "specgate-emu",
+        speculative: bool = False,
+        synthetic_acceptance_length: float | None = None,
+    ) -> None:
+        self.role = role
+        self.profile = profile
+        self.model_name = model_name
+        self.speculative = speculative
+        self.synthetic_acceptance_length = synthetic_acceptance_length
+        self.references = references
+        self.stats = ServerStats()
+        self.metrics = EngineMetrics(model_name, speculative, profile.gamma)
+        self.engine = Engine(role, profile, clock, gpu, self.metrics, self.stats, speculative)
+        self.created = int(time.time())
+
+    def create_app(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/completions", self._completions)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/health", self._health)
+        app.router.add_get("/ping", self._health)
+        app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/version", self._version)
+        app.router.add_post("/emulator/references", self._references)
+        app.on_startup.append(self._on_startup)
+        app.on_cleanup.append(self._on_cleanup)
+        return app
+
+    async def _on_startup(self, _app: web.Application) -> None:
+        self.engine.start()
+
+    async def _on_cleanup(self, _app: web.Application) -> None:
+        await self.engine.stop()
+
+    # -- simple endpoints --------------------------------------------------------------------------
+    async def _health(self, _request: web.Request) -> web.Response:
+        return web.Response(status=200)
+
+    async def _version(self, _request: web.Request) -> web.Response:
+        return _json({"version": VLLM_VERSION})
+
+    async def _metrics(self, _request: web.Request) -> web.Response:
+        return web.Response(body=self.metrics.render(), headers={"Content-Type": "text/plain; version=0.0.4"})
+
+    async def _models(self, _request: web.Request) -> web.Response:
+        card = {
+            "id": self.model_name, "object": "model", "created": self.created, "owned_by": "vllm",
+            "root": self.model_name, "parent": None, "max_model_len": self.profile.max_model_len,
+            "permission": [{
+                "id": f"modelperm-{uuid.uuid4().hex}", "object": "model_permission", "created": self.created,
+                "allow_create_engine": False, "allow_sampling": True, "allow_logprobs": True,
+                "allow_search_indices": False, "allow_view": True, "allow_fine_tuning": False,
+                "organization": "*", "group": None, "is_blocking": False,
+            }],
+        }
+        return _json({"object": "list", "data": [card]})
+
+    async def _references(self, request: web.Request) -> web.Response:
+        try:
+            body = orjson.loads(await request.read())
+        except orjson.JSONDecodeError:
+            return self._error(ApiError("Invalid JSON body."))
+        refs = body.get("references", body) if isinstance(body, dict) else None
+        if not isinstance(refs, dict) or not all(isinstance(v, str) for v in refs.values()):
+            return self._error(ApiError("Expected a JSON object {request_id: reference_text}."))
+        self.references.update({str(k): v for k, v in refs.items()})
+        return _json({"registered": len(refs), "total": len(self.references)})
+
+    # -- generation ----------------------------------------------------------------------------------
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        return await self._generate(request, "chat")
+
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
+        return await self._generate(request, "completion")
+
+    def _error(self, err: ApiError) -> web.Response:
+        self.stats.errors += 1
+        return _json(err.body(), status=err.status)
+
+    async def _generate(self, request: web.Request, kind: Kind) -> web.StreamResponse:
+        try:
+            try:
+                body = orjson.loads(await request.read())
+            except orjson.JSONDecodeError as exc:
+                raise ApiError(f"Invalid JSON body: {exc}") from None
+            req = parse_request(body, kind, self.model_name)
+            header_id = request.headers.get("x-request-id")
+            handle, prompt_len = self._build(req, header_id)
+        except ApiError as err:
+            return self._error(err)
+        self.engine.submit(handle)
+        try:
+            if req.stream:
+                return await self._stream(request, req, handle, prompt_len)
+            return await self._collect(req, handle, prompt_len)
+        except (asyncio.CancelledError, ConnectionError):
+            self.engine.abort(handle)
+            raise
+
+    def _build(self, req: GenRequest, header_id: str | None) -> tuple[RequestHandle, int]:
+        prompt_tokens = tokenize(req.prompt)
+        prompt_len = req.prompt_token_count or max(len(prompt_tokens), 1)
+        limit = self.profile.max_model_len
+        max_tokens = req.max_tokens if req.max_tokens is not None else limit - prompt_len
+        if prompt_len + max_tokens > limit:
+            raise ApiError(
+                f"This model's maximum context length is {limit} tokens. However, you requested "
+                f"{prompt_len + max_tokens} tokens ({prompt_len} in the messages, {max_tokens} in the completion). "
+                "Please reduce the length of the messages or completion.",
+                param="max_tokens",
+            )
+        reference = self.references.get(header_id) if header_id else None
+        seed = request_seed(req.prompt, reference)
+        handle = RequestHandle(header_id or uuid.uuid4().hex)
+        for i in range(req.n):
+            out = target_output(prompt_tokens, reference, max_tokens, req.ignore_eos, seed)
+            spec = (
+                Speculation(self.profile, prompt_tokens, req.temperature, seed + i, self.synthetic_acceptance_length)
+                if self.speculative
+                else None
+            )
+            handle.seqs.append(
+                Sequence(handle.request_id, i, prompt_len, out.tokens, out.finish_reason, spec, handle.queue, 0.0)
+            )
+        return handle, prompt_len
+
+    async def _events(self, handle: RequestHandle) -> list[StepEvent]:
+        """The next batch of step events (everything queued, at least one)."""
+        events = [await handle.queue.get()]
+        while not handle.queue.empty():
+            events.append(handle.queue.get_nowait())
+        return events
+
+    async def _collect(self, req: GenRequest, handle: RequestHandle, prompt_len: int) -> web.Response:
+        texts = [""] * req.n
+        counts = [0] * req.n
+        reasons = [""] * req.n
+        pending = req.n
+        while pending:
+            for ev in await self._events(handle):
+                texts[ev.index] += "".join(ev.tokens)
+                counts[ev.index] += len(ev.tokens)
+                if ev.finish_reason is not None:
+                    reasons[ev.index] = ev.finish_reason
+                    pending -= 1
+        rid = new_id(req.kind)
+        return _json(full_response(req.kind, rid, self.model_name, texts, reasons, usage(prompt_len, sum(counts))))
+
+    async def _stream(
+        self, request: web.Request, req: GenRequest, handle: RequestHandle, prompt_len: int
+    ) -> web.StreamResponse:
+        resp = web.StreamResponse(status=200, headers=SSE_HEADERS)
+        await resp.prepare(request)
+        rid, created, kind, model = new_id(req.kind), int(time.time()), req.kind, self.model_name
+        counts = [0] * req.n
+        pending = req.n
+        first = True
+        while pending:
+            out: list[bytes] = []
+            for ev in await self._events(handle):
+                if first and kind == "chat":
+                    for i in range(req.n):
+                        use = usage(prompt_len, 0) if req.continuous_usage else None
+                        role_choice = stream_choice(kind, i, "", None, role=True)
+                        out.append(_sse(chunk(kind, rid, created, model, [role_choice], use)))
+                first = False
+                counts[ev.index] += len(ev.tokens)
+                if ev.finish_reason is not None:
+                    pending -= 1
+                use = usage(prompt_len, counts[ev.index]) if req.continuous_usage else None
+                choice = stream_choice(kind, ev.index, "".join(ev.tokens), ev.finish_reason)
+                out.append(_sse(chunk(kind, rid, created, model, [choice], use)))
+            await resp.write(b"".join(out))
+        tail = []
+        if req.include_usage:
+            tail.append(_sse(chunk(kind, rid, created, model, [], usage(prompt_len, sum(counts)))))
+        tail.append(b"data: [DONE]\n\n")
+        await resp.write(b"".join(tail))
+        await resp.write_eof()
+        return resp
+
+
+def _sse(obj: dict[str, Any]) -> bytes:
+    return b"data: " + orjson.dumps(obj) + b"\n\n"
+
+
+def _json(obj: Any, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(obj), status=status, content_type="application/json")

@@ -1,0 +1,84 @@
+"""Profile a running gateway under load with py-spy and boil the samples down to hot spots.
+
+py-spy samples the process tree (`--subprocesses`) without touching it and writes collapsed stacks
+(`--format raw`); `hot_spots` turns them into the functions with the most self and total time.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+_FRAME = re.compile(r"^(?P<func>.*?) \((?P<file>[^()]*?)(?::(?P<line>\d+))?\)$")
+
+
+def py_spy() -> str | None:
+    here = Path(sys.executable).parent / "py-spy"
+    return str(here) if here.exists() else shutil.which("py-spy")
+
+
+def start_record(pid: int, out: Path, seconds: float, rate: int = 250) -> subprocess.Popen[bytes] | None:
+    exe = py_spy()
+    if exe is None:
+        return None
+    return subprocess.Popen([exe, "record", "--pid", str(pid), "--duration", str(int(seconds)), "--rate", str(rate),
+                             "--subprocesses", "--format", "raw", "--output", str(out), "--nonblocking"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def _short(frame: str) -> str:
+    m = _FRAME.match(frame.strip())
+    if not m:
+        return frame.strip()
+    path = m["file"]
+    for marker in ("site-packages/", "lib/python3", "gateway/"):
+        i = path.find(marker)
+        if i >= 0:
+            path = path[i:] if marker == "gateway/" else path[i + len(marker):]
+            break
+    return f"{m['func']} ({path})"
+
+
+def hot_spots(collapsed: str, top: int = 25) -> dict[str, Any]:
+    """Self (leaf) and total (anywhere on the stack) share of samples per function."""
+    self_c: Counter[str] = Counter()
+    total_c: Counter[str] = Counter()
+    files_c: Counter[str] = Counter()
+    samples = 0
+    for line in collapsed.splitlines():
+        stack, _, count_s = line.rpartition(" ")
+        if not stack or not count_s.isdigit():
+            continue
+        count = int(count_s)
+        frames = [_short(f) for f in stack.split(";") if f and not f.startswith("process ")
+                  and not f.startswith("thread ")]
+        if not frames:
+            continue
+        samples += count
+        self_c[frames[-1]] += count
+        for f in set(frames):
+            total_c[f] += count
+        leaf_file = frames[-1].rpartition("(")[2].rstrip(")")
+        files_c[leaf_file.split(":")[0]] += count
+
+    def pct(c: Counter[str]) -> list[dict[str, Any]]:
+        return [{"function": k, "pct": round(100 * v / samples, 1)} for k, v in c.most_common(top)] if samples else []
+
+    gateway_total = sum(v for k, v in self_c.items() if "(gateway/" in k)
+    return {"samples": samples, "self": pct(self_c), "total": pct(total_c), "self_by_file": pct(files_c),
+            "gateway_code_self_pct": round(100 * gateway_total / samples, 1) if samples else None}
+
+
+def summary_text(spots: dict[str, Any], header: str) -> str:
+    lines = [header, f"samples: {spots['samples']}; self time in gateway/ code: {spots['gateway_code_self_pct']}%", ""]
+    for title, key in (("self % (leaf frames)", "self"), ("total % (on the stack)", "total"),
+                       ("self % by file", "self_by_file")):
+        lines.append(title)
+        lines += [f"  {row['pct']:5.1f}%  {row['function']}" for row in spots[key]]
+        lines.append("")
+    return "\n".join(lines)

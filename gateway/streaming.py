@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 _COMPLETION_TOKENS = re.compile(rb'"completion_tokens"\s*:\s*(\d+)')
-_USAGE_ONLY = b'"choices":[]'
+_USAGE_ONLY = re.compile(rb'"choices"\s*:\s*\[\s*\]')
 _DATA = b"data: "
 _DONE = b"data: [DONE]"
 
@@ -48,7 +48,7 @@ class SseTap:
             found = _COMPLETION_TOKENS.findall(data)
             if found:
                 self.completion_tokens = int(found[-1])
-            self.usage_events += data.count(_USAGE_ONLY)
+            self.usage_events += len(_USAGE_ONLY.findall(data))
 
     def _feed_framed(self, chunk: bytes) -> bytes:
         data = self._pending + chunk if self._pending else chunk
@@ -57,12 +57,12 @@ class SseTap:
             self._pending = data
             return b""
         complete, self._pending = data[: end + 2], data[end + 2 :]
-        if _USAGE_ONLY not in complete:
+        if b'"usage"' not in complete:
             self._account(complete)
             return complete
         kept = []
         for event in complete.split(b"\n\n")[:-1]:
-            if _USAGE_ONLY in event and b'"usage"' in event:
+            if b'"usage"' in event and _USAGE_ONLY.search(event):
                 found = _COMPLETION_TOKENS.findall(event)
                 if found:
                     self.completion_tokens = int(found[-1])

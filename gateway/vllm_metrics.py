@@ -59,7 +59,7 @@ def parse_vllm_metrics(text: str) -> VllmSnapshot:
     per_position: dict[int, float] = {}
     has_spec = False
     for family in text_string_to_metric_families(text):
-        name = family.name
+        name = family.name.removesuffix("_total")  # an untyped `_total` series reads like its counter
         if name.startswith("vllm:spec_decode"):
             has_spec = True
         if name in _GAUGES:
@@ -67,10 +67,10 @@ def parse_vllm_metrics(text: str) -> VllmSnapshot:
             values[field] = sum(s.value for s in family.samples if s.name == name)
         elif name in _COUNTERS:
             field = _COUNTERS[name]
-            values[field] = sum(s.value for s in family.samples if s.name == name + "_total")
+            values[field] = sum(s.value for s in family.samples if s.name in (name, name + "_total"))
         elif name == "vllm:spec_decode_num_accepted_tokens_per_pos":
             for s in family.samples:
-                if s.name.endswith("_total") and "position" in s.labels:
+                if not s.name.endswith("_created") and "position" in s.labels:
                     pos = int(s.labels["position"])
                     per_position[pos] = per_position.get(pos, 0.0) + s.value
     positions = tuple(per_position[i] for i in sorted(per_position))

@@ -79,11 +79,11 @@ class FakeBackend:
         if self.spec:
             n = self.completed
             lines += [
-                "# TYPE vllm:spec_decode_num_drafts counter",
+                "# TYPE vllm:spec_decode_num_drafts_total counter",
                 f'vllm:spec_decode_num_drafts_total{{engine="0",model_name="{self.model}"}} {10.0 * n}',
-                "# TYPE vllm:spec_decode_num_draft_tokens counter",
+                "# TYPE vllm:spec_decode_num_draft_tokens_total counter",
                 f'vllm:spec_decode_num_draft_tokens_total{{engine="0",model_name="{self.model}"}} {40.0 * n}',
-                "# TYPE vllm:spec_decode_num_accepted_tokens counter",
+                "# TYPE vllm:spec_decode_num_accepted_tokens_total counter",
                 f'vllm:spec_decode_num_accepted_tokens_total{{engine="0",model_name="{self.model}"}} {20.0 * n}',
             ]
         return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
@@ -92,7 +92,7 @@ class FakeBackend:
         self.calls += 1
         body = await request.json()
         self.bodies.append(body)
-        self.headers.append(dict(request.headers))
+        self.headers.append({k.lower(): v for k, v in request.headers.items()})
         rid = request.headers.get("x-request-id", "")
         mode = self.mode
         if mode == "flaky":
@@ -161,3 +161,71 @@ class FakeBackend:
         self.completed += 1
         await resp.write_eof()
         return resp
+
+
+class FakeProcess:
+    """A FakeBackend in its own process (`python tests/fakes.py`), for tests that kill a backend."""
+
+    def __init__(self, *args: str) -> None:
+        self.args = args
+        self.proc: asyncio.subprocess.Process | None = None
+        self.url = ""
+
+    async def start(self) -> str:
+        import sys
+
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, __file__, *self.args, stdout=asyncio.subprocess.PIPE, start_new_session=True)
+        assert self.proc.stdout is not None
+        line = await asyncio.wait_for(self.proc.stdout.readline(), 20)
+        self.url = line.decode().strip()
+        return self.url
+
+    async def control(self, **changes: Any) -> dict[str, Any]:
+        import aiohttp
+
+        async with aiohttp.ClientSession() as session, session.post(self.url + "/_fault", json=changes) as r:
+            return dict(await r.json())
+
+    async def kill(self) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+            await self.proc.wait()
+
+
+async def _serve_forever(argv: list[str] | None = None) -> None:
+    """Run one FakeBackend as a real process (fault tests kill it): prints its URL on stdout.
+
+    `POST /_fault {"mode": ..., "chunks": ..., "chunk_delay_s": ...}` changes its behaviour at run time.
+    """
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", default="ok")
+    parser.add_argument("--chunks", type=int, default=5)
+    parser.add_argument("--chunk-delay-s", type=float, default=0.0)
+    parser.add_argument("--spec", action="store_true")
+    args = parser.parse_args(argv)
+    fake = FakeBackend(mode=args.mode, chunks=args.chunks, chunk_delay_s=args.chunk_delay_s, spec=args.spec)
+
+    async def control(request: web.Request) -> web.Response:
+        for name, value in (await request.json()).items():
+            setattr(fake, name, value)
+        return web.json_response({"mode": fake.mode, "calls": fake.calls, "completed": fake.completed,
+                                  "aborted": len(fake.aborted)})
+
+    app = fake.app()
+    app.router.add_post("/_fault", control)
+    runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    sys.stdout.write(f"http://127.0.0.1:{port}\n")
+    sys.stdout.flush()
+    await asyncio.Event().wait()
+
+
+if __name__ == "__main__":
+    asyncio.run(_serve_forever())

@@ -162,19 +162,19 @@ def metrics_text(state: BackendState) -> str:
         "# TYPE vllm:num_requests_running gauge", f"vllm:num_requests_running{label} {state.running}",
         "# TYPE vllm:num_requests_waiting gauge", f"vllm:num_requests_waiting{label} 0",
         "# TYPE vllm:kv_cache_usage_perc gauge", f"vllm:kv_cache_usage_perc{label} {min(state.running / 512, 1.0)}",
-        "# TYPE vllm:generation_tokens counter", f"vllm:generation_tokens_total{label} {state.generation_tokens}",
+        "# TYPE vllm:generation_tokens_total counter", f"vllm:generation_tokens_total{label} {state.generation_tokens}",
     ]
     if state.role == "speculative":
         # Every engine step drafts GAMMA tokens and accepts half of them: acceptance length 3.
         drafts = state.generation_tokens // 3
         accepted = drafts * GAMMA // 2
         lines += [
-            "# TYPE vllm:spec_decode_num_drafts counter", f"vllm:spec_decode_num_drafts_total{label} {drafts}",
-            "# TYPE vllm:spec_decode_num_draft_tokens counter",
+            "# TYPE vllm:spec_decode_num_drafts_total counter", f"vllm:spec_decode_num_drafts_total{label} {drafts}",
+            "# TYPE vllm:spec_decode_num_draft_tokens_total counter",
             f"vllm:spec_decode_num_draft_tokens_total{label} {drafts * GAMMA}",
-            "# TYPE vllm:spec_decode_num_accepted_tokens counter",
+            "# TYPE vllm:spec_decode_num_accepted_tokens_total counter",
             f"vllm:spec_decode_num_accepted_tokens_total{label} {accepted}",
-            "# TYPE vllm:spec_decode_num_accepted_tokens_per_pos counter",
+            "# TYPE vllm:spec_decode_num_accepted_tokens_per_pos_total counter",
         ]
         lines += [f'vllm:spec_decode_num_accepted_tokens_per_pos_total{{model_name="{MODEL}",position="{p}"}} '
                   f"{drafts * (GAMMA - p) // GAMMA}" for p in range(GAMMA)]

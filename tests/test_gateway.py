@@ -52,7 +52,7 @@ async def test_openai_sdk_sync_client(gateway_factory, fakes) -> None:  # type: 
 
 
 async def test_headers_reason_and_unknown_fields_forwarded(gateway_factory, fakes) -> None:  # type: ignore[no-untyped-def]
-    base, spec = fakes
+    _, spec = fakes
     gw = await gateway_for(gateway_factory, fakes, policy="rules")
     client = openai.AsyncOpenAI(base_url=gw.url + "/v1", api_key="unused", max_retries=0)
     raw = await client.chat.completions.with_raw_response.create(
@@ -160,7 +160,8 @@ async def test_upstream_error_passes_through(gateway_factory, fakes) -> None:  #
     base.mode = spec.mode = "status"
     base.status = spec.status = 500
     gw = await gateway_for(gateway_factory, fakes, max_attempts=2)
-    async with aiohttp.ClientSession() as s, s.post(gw.url + "/v1/completions", json={"model": "m", "prompt": "x"}) as r:
+    body = {"model": "m", "prompt": "x"}
+    async with aiohttp.ClientSession() as s, s.post(gw.url + "/v1/completions", json=body) as r:
         data = await r.json()
     assert r.status == 500 and data["error"]["message"] == "injected"
     assert base.calls + spec.calls == 2  # retried once on the other backend, then passed through
@@ -171,7 +172,8 @@ async def test_upstream_4xx_is_not_retried(gateway_factory, fakes) -> None:  # t
     base.mode = spec.mode = "status"
     base.status = spec.status = 404
     gw = await gateway_for(gateway_factory, fakes, policy="baseline")
-    async with aiohttp.ClientSession() as s, s.post(gw.url + "/v1/completions", json={"model": "m", "prompt": "x"}) as r:
+    body = {"model": "m", "prompt": "x"}
+    async with aiohttp.ClientSession() as s, s.post(gw.url + "/v1/completions", json=body) as r:
         assert r.status == 404 and (await r.json())["error"]["message"] == "injected"
     assert base.calls == 1 and spec.calls == 0
 

@@ -31,6 +31,7 @@ class FakeBackend:
     completed: int = 0
     healthy: bool = True
     spec: bool = False
+    response_headers: dict[str, str] = field(default_factory=dict)  # added to completion responses
     calls: int = 0
     url: str = ""
     _runner: web.AppRunner | None = None
@@ -115,7 +116,7 @@ class FakeBackend:
                 return await self._stream(request, body, mode)
             await asyncio.sleep(self.chunk_delay_s * self.chunks)
             self.completed += 1
-            return web.json_response(self._full(body))
+            return web.json_response(self._full(body), headers=self.response_headers)
         except (asyncio.CancelledError, ConnectionResetError):
             self.aborted.append((rid, time.monotonic()))
             raise
@@ -132,7 +133,7 @@ class FakeBackend:
                                                "total_tokens": tokens + 3}}
 
     async def _stream(self, request: web.Request, body: dict[str, Any], mode: str) -> web.StreamResponse:
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", **self.response_headers})
         await resp.prepare(request)
         chat = "messages" in body
         if mode == "garbage":

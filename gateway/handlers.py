@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 import aiohttp
 import orjson
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from gateway.backends import BackendPool
@@ -49,7 +50,7 @@ def _key_matches(given: bytes, keys: list[bytes]) -> bool:
     return match
 
 
-def make_middleware(state: AppState) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+def make_middleware(state: AppState) -> Middleware:
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         try:

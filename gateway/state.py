@@ -36,7 +36,7 @@ class AppState:
     def render_metrics(self) -> bytes:
         if self.multiprocess_dir:
             registry = CollectorRegistry()
-            MultiProcessCollector(registry, path=self.multiprocess_dir)
+            MultiProcessCollector(registry, path=self.multiprocess_dir)  # type: ignore[no-untyped-call]
             return generate_latest(registry)
         return generate_latest(self.metrics.registry)
 

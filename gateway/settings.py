@@ -29,25 +29,25 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SPECGATE_", frozen=True, extra="ignore")
 
     # --- listening and backends
-    host: str = "127.0.0.1"
-    port: int = 8000
+    host: str = Field("127.0.0.1", description="listen address")
+    port: int = Field(8000, description="listen port")
     workers: int = Field(1, ge=1, description="processes sharing the port (SO_REUSEPORT)")
-    baseline_urls: UrlList = ["http://127.0.0.1:8001"]
-    speculative_urls: UrlList = ["http://127.0.0.1:8002"]
-    policy: PolicyName = "adaptive"
+    baseline_urls: UrlList = Field(["http://127.0.0.1:8001"], description="baseline vLLM base URLs, comma-separated")
+    speculative_urls: UrlList = Field(["http://127.0.0.1:8002"], description="speculative vLLM base URLs, comma-separated")
+    policy: PolicyName = Field("adaptive", description="adaptive | rules | baseline | speculative | clairvoyant")
     oracle_file: Path | None = Field(None, description="clairvoyant: {id: {tokens_per_step, output_tokens}}")
 
     # --- classification thresholds
-    creative_temperature: float = 0.8
-    long_prompt_tokens: int = 3000
-    chars_per_token: float = 4.0
-    default_max_tokens: int = 256
+    creative_temperature: float = Field(0.8, description="explicit temperature at or above which a request is `creative`")
+    long_prompt_tokens: int = Field(3000, description="estimated prompt tokens at or above which a request is `long_context`")
+    chars_per_token: float = Field(4.0, description="prompt-size estimate: characters per token")
+    default_max_tokens: int = Field(256, description="output length assumed when the request gives no max_tokens (and the learner's prior)")
 
     # --- `rules` policy
-    rules_max_temperature: float = 0.7
-    rules_max_prompt_tokens: int = 2000
-    rules_max_inflight: int = 16
-    rules_speculative_classes: UrlList = ["structured", "code", "extraction"]
+    rules_max_temperature: float = Field(0.7, description="rules: speculative only at or below this temperature")
+    rules_max_prompt_tokens: int = Field(2000, description="rules: speculative only for prompts up to this size")
+    rules_max_inflight: int = Field(16, description="rules: speculative only while it has fewer requests in flight")
+    rules_speculative_classes: UrlList = Field(["structured", "code", "extraction"], description="rules: classes sent to speculative")
 
     # --- `adaptive` policy, cost model and learner
     margin: float = Field(0.05, ge=0.0, description="speculative must be predicted this much faster")
@@ -56,42 +56,42 @@ class Settings(BaseSettings):
     externality_weight: float = Field(0.5, ge=0.0, description="weight of the delay a request imposes on others")
     forgetting: float = Field(0.98, gt=0.5, le=1.0, description="per-observation decay of learned estimates")
     num_speculative_tokens: int = Field(4, ge=1, description="γ configured on the speculative server")
-    prior_tokens_per_step: float = 2.0
+    prior_tokens_per_step: float = Field(2.0, description="prior mean acceptance length (tokens per speculative step)")
     prior_weight: float = Field(3.0, ge=0.0, description="prior strength, in observations")
-    prior_step_s: float = 0.005
-    prior_speculative_step_s: float = 0.0075
-    prior_step_per_request_s: float = 0.00004
-    prior_speculative_step_per_request_s: float = 0.00015
-    prior_interference_s: float = 0.003
-    prior_prefill_s_per_token: float = 0.00004
+    prior_step_s: float = Field(0.005, description="prior baseline step time at batch 1 (s)")
+    prior_speculative_step_s: float = Field(0.0075, description="prior speculative step time at batch 1 (s)")
+    prior_step_per_request_s: float = Field(0.00004, description="prior baseline step-time growth per running request (s)")
+    prior_speculative_step_per_request_s: float = Field(0.00015, description="prior speculative step-time growth per running request (s)")
+    prior_interference_s: float = Field(0.003, description="prior extra step time when the other server is busy (s)")
+    prior_prefill_s_per_token: float = Field(0.00004, description="prior prefill time per prompt token (s)")
 
     # --- health, scraping, failover, ejection
-    health_interval_s: float = 2.0
-    scrape_interval_s: float = 2.0
+    health_interval_s: float = Field(2.0, description="period of GET /health on each backend")
+    scrape_interval_s: float = Field(2.0, description="period of GET /metrics on each backend")
     max_attempts: int = Field(3, ge=1)
-    backoff_base_s: float = 0.02
+    backoff_base_s: float = Field(0.02, description="first retry backoff, doubled each retry, ±50% jitter")
     eject_consecutive_failures: int = Field(3, ge=1)
-    eject_base_cooldown_s: float = 5.0
-    eject_max_cooldown_s: float = 120.0
+    eject_base_cooldown_s: float = Field(5.0, description="first ejection cooldown (doubles on repeat)")
+    eject_max_cooldown_s: float = Field(120.0, description="cap on the ejection cooldown")
 
     # --- timeouts and limits
-    connect_timeout_s: float = 2.0
-    first_byte_timeout_s: float = 120.0
-    idle_timeout_s: float = 60.0
-    total_timeout_s: float = 900.0
-    max_body_bytes: int = 8 * 1024 * 1024
-    drain_timeout_s: float = 30.0
-    max_connections_per_backend: int = 1024
+    connect_timeout_s: float = Field(2.0, description="upstream TCP connect timeout")
+    first_byte_timeout_s: float = Field(120.0, description="upstream time to first byte (whole answer when not streaming)")
+    idle_timeout_s: float = Field(60.0, description="max gap between streamed chunks")
+    total_timeout_s: float = Field(900.0, description="whole upstream request")
+    max_body_bytes: int = Field(8 * 1024 * 1024, description="request body limit (413 above)")
+    drain_timeout_s: float = Field(30.0, description="SIGTERM: time in-flight requests get to finish")
+    max_connections_per_backend: int = Field(1024, description="upstream connection pool size per backend")
 
     # --- auth
-    api_keys: KeyList = []
-    api_keys_file: Path | None = None
-    admin_api_key: SecretStr | None = None
-    upstream_api_key: SecretStr | None = None
+    api_keys: KeyList = Field([], description="client API keys, comma-separated (auth off when empty)")
+    api_keys_file: Path | None = Field(None, description="file with one client key per line")
+    admin_api_key: SecretStr | None = Field(None, description="key for /admin/* (default: the client keys)")
+    upstream_api_key: SecretStr | None = Field(None, description="key sent to the backends as Bearer")
 
     # --- logging
-    log_level: str = "INFO"
-    log_requests: bool = True
+    log_level: str = Field("INFO", description="log level (JSON lines on stderr)")
+    log_requests: bool = Field(True, description="one JSON line per request")
 
     _split = field_validator(
         "baseline_urls", "speculative_urls", "api_keys", "rules_speculative_classes", mode="before"

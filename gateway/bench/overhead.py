@@ -73,6 +73,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--no-pin", action="store_true", help="do not pin processes to CPUs")
     p.add_argument("--gateway-env", action="append", default=[], metavar="K=V",
                    help="extra environment for specgate (e.g. SPECGATE_LOG_REQUESTS=false)")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME:K=V[,K=V]",
+                   help="an extra specgate target with more environment, e.g. nolog:SPECGATE_LOG_REQUESTS=false")
     p.add_argument("--out-dir", type=Path, default=RESULTS_DIR)
     p.add_argument("--tag", default="", help="suffix for the results file name")
     args = p.parse_args(argv)
@@ -147,12 +149,13 @@ class Bench:
             self.backends[role] = f"http://127.0.0.1:{port}"
             wait_http(proc, self.backends[role] + "/health")
 
-    def start_specgate(self, name: str, workers: int = 1, cpus: set[int] | None = None) -> Target:
+    def start_specgate(self, name: str, workers: int = 1, cpus: set[int] | None = None,
+                       extra_env: list[str] | None = None) -> Target:
         port = free_port()
         env = {"SPECGATE_BASELINE_URLS": self.backends["baseline"],
                "SPECGATE_SPECULATIVE_URLS": self.backends["speculative"],
                "SPECGATE_HOST": "127.0.0.1", "SPECGATE_PORT": str(port), "SPECGATE_WORKERS": str(workers)}
-        for item in self.args.gateway_env:
+        for item in [*self.args.gateway_env, *(extra_env or [])]:
             key, _, value = item.partition("=")
             env[key] = value
         proc = start(name, ["-m", "gateway", "serve"], cpus=cpus, env=env, log_dir=self.log_dir)
@@ -165,6 +168,8 @@ class Bench:
 
     def start_targets(self) -> None:
         wanted = [t.strip() for t in self.args.targets.split(",") if t.strip()]
+        if self.args.variant:
+            wanted.insert(wanted.index("specgate") + 1 if "specgate" in wanted else len(wanted), "variants")
         for name in wanted:
             if name == "direct":
                 self.targets.append(Target("direct", self.backends["baseline"]))
@@ -178,6 +183,11 @@ class Bench:
                 self.targets.append(Target("bare-proxy", f"http://127.0.0.1:{port}", proc))
             elif name == "specgate":
                 self.targets.append(self.start_specgate("specgate", cpus=self.gw_cpus))
+            elif name == "variants":
+                for spec in self.args.variant:
+                    vname, _, assignments = spec.partition(":")
+                    self.targets.append(self.start_specgate(f"specgate-{vname}", cpus=self.gw_cpus,
+                                                            extra_env=assignments.split(",")))
             elif name == "litellm":
                 target = self.start_litellm()
                 if target is not None:
@@ -235,7 +245,7 @@ class Bench:
                 n = a.requests_c1 if c == 1 else a.requests
                 runs: dict[str, list[dict[str, Any]]] = {t.name: [] for t in targets}
                 for r in range(a.repeats):
-                    for t in targets:
+                    for t in targets[r % len(targets):] + targets[:r % len(targets)]:  # rotate the order
                         runs[t.name].append(self.job(t, mode == "stream", c, n, max(a.warmup, c)))
                         last = runs[t.name][-1]
                         progress(f"{mode:6} c={c:<4} repeat {r + 1}/{a.repeats} {t.name:<16} "

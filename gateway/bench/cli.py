@@ -14,14 +14,14 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from gateway.bench.display import plot, print_tables
+from gateway.bench.display import make_console, plot, print_tables
 from gateway.bench.run import POLICIES, BenchConfig, default_profile, policy_result, results_document, run_policy
 from gateway.bench.verdict import class_rows, overall_sentence, sentence
 from gateway.workloads.items import WorkloadError, WorkloadItem, load_workload
 
 DEMO_WORKLOAD = "demo-mixed"
 DEMO_POLICIES = ("baseline", "speculative", "adaptive")
-DEMO_TIME_SCALE = 0.5
+DEMO_TIME_SCALE = 0.4
 
 
 def _bench_parser() -> argparse.ArgumentParser:
@@ -63,6 +63,14 @@ async def run_bench(items: Sequence[WorkloadItem], config: BenchConfig, console:
     return results_document(config, items, results, command)
 
 
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
 def _parse_env(pairs: Sequence[str]) -> dict[str, str]:
     env = {}
     for pair in pairs:
@@ -76,7 +84,8 @@ def _parse_env(pairs: Sequence[str]) -> dict[str, str]:
 def _execute(items: Sequence[WorkloadItem], config: BenchConfig, out: Path, plot_path: Path | None,
              console: Console, command: Sequence[str]) -> dict[str, Any]:
     started = time.perf_counter()
-    doc = asyncio.run(run_bench(items, config, console, command))
+    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        doc = runner.run(run_bench(items, config, console, command))
     doc["bench_wall_s"] = round(time.perf_counter() - started, 1)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1))
@@ -87,7 +96,7 @@ def _execute(items: Sequence[WorkloadItem], config: BenchConfig, out: Path, plot
 
 def bench_main(argv: list[str]) -> int:
     args = _bench_parser().parse_args(argv)
-    console = Console()
+    console = make_console()
     try:
         items = load_workload(args.workload)[: args.limit]
         policies = [p.strip() for p in args.policies.split(",") if p.strip()]
@@ -125,7 +134,7 @@ def _demo_parser() -> argparse.ArgumentParser:
 
 def demo_main(argv: list[str]) -> int:
     args = _demo_parser().parse_args(argv)
-    console = Console()
+    console = make_console()
     profile = args.profile or default_profile()
     items = load_workload(args.workload)
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]

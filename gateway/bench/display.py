@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from gateway.bench.verdict import class_rows, sentence
+from gateway.bench.verdict import class_rows
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -16,32 +16,39 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 
 def policy_table(doc: dict[str, Any]) -> Table:
-    table = Table(title=f"{doc['workload']} on {doc['profile']} (simulated seconds)")
-    for col in ("policy", "req", "err", "mean e2e", "p50", "p90", "p99", "mean TTFT", "p90 TTFT", "tok/s",
-                "→ base", "→ spec", "pred err"):
+    table = Table(title=f"{doc['workload']} on {doc['profile']}: end-to-end and TTFT in simulated seconds")
+    for col in ("policy", "ok/err", "mean", "p50", "p90", "p99", "TTFT", "p90 TTFT", "tok/s", "base/spec",
+                "pred err"):
         table.add_column(col, justify="left" if col == "policy" else "right")
     for name, result in doc["policies"].items():
         s = result["summary"]
         pred = result.get("prediction", {}).get("median_error_ratio")
-        table.add_row(name, str(s["requests"]), str(s["errors"]), _fmt(s["mean_e2e_s"]), _fmt(s["p50_e2e_s"]),
-                      _fmt(s["p90_e2e_s"]), _fmt(s["p99_e2e_s"]), _fmt(s["mean_ttft_s"]), _fmt(s["p90_ttft_s"]),
-                      _fmt(s["output_tokens_per_s"], 0), str(s["routed"]["baseline"]),
-                      str(s["routed"]["speculative"]), "-" if pred is None else f"{pred:.0%}")
+        table.add_row(name, f"{s['requests'] - s['errors']}/{s['errors']}", _fmt(s["mean_e2e_s"]),
+                      _fmt(s["p50_e2e_s"]), _fmt(s["p90_e2e_s"]), _fmt(s["p99_e2e_s"]), _fmt(s["mean_ttft_s"]),
+                      _fmt(s["p90_ttft_s"]), _fmt(s["output_tokens_per_s"], 0),
+                      f"{s['routed']['baseline']}/{s['routed']['speculative']}",
+                      "-" if pred is None else f"{pred:.0%}")
     return table
 
 
 def class_table(doc: dict[str, Any]) -> Table:
-    table = Table(title="per task class")
-    for col in ("class", "req", "baseline e2e", "spec e2e", "spec speedup", "tokens/step", "gateway e2e",
-                "→ spec share", "verdict"):
-        table.add_column(col, justify="left" if col in ("class", "verdict") else "right")
+    table = Table(title="per task class: mean e2e (s); speedup = baseline / speculative on the same requests")
+    for col in ("class", "req", "baseline", "speculative", "speedup", "tok/step", "gateway", "→ spec", "speculation"):
+        table.add_column(col, justify="left" if col in ("class", "speculation") else "right")
     for row in class_rows(doc):
         share = row["gateway_speculative_share"]
         table.add_row(row["class"], str(row["requests"]), _fmt(row["baseline_mean_e2e_s"]),
                       _fmt(row["speculative_mean_e2e_s"]), _fmt(row["speedup"], 2) + "x" if row["speedup"] else "-",
                       _fmt(row["tokens_per_step"], 2), _fmt(row["gateway_mean_e2e_s"]),
-                      "-" if share is None else f"{share:.0%}", sentence(row))
+                      "-" if share is None else f"{share:.0%}", row["speculation"])
     return table
+
+
+def make_console() -> Console:
+    """A console that does not squeeze the tables to 80 columns when the output is a pipe or a file."""
+    import sys
+
+    return Console() if sys.stdout.isatty() else Console(width=110)
 
 
 def print_tables(doc: dict[str, Any], console: Console) -> None:

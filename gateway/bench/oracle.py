@@ -12,19 +12,10 @@ from gateway.workloads.items import WorkloadItem
 
 
 def prompt_text(body: dict[str, Any]) -> str:
-    """The prompt as the emulator sees it (its own renderer when it has one)."""
-    try:
-        from gateway.emulator import text as emu_text
+    """The prompt exactly as the emulated server sees it."""
+    from gateway.emulator.wire import prompt_of
 
-        render = getattr(emu_text, "render_prompt", None) or getattr(emu_text, "prompt_text", None)
-        if render is not None:
-            return str(render(body))
-    except ImportError:
-        pass
-    if "messages" in body:
-        return "\n".join(str(m.get("content") or "") for m in body["messages"])
-    prompt = body.get("prompt", "")
-    return prompt if isinstance(prompt, str) else "\n".join(map(str, prompt))
+    return prompt_of(body)
 
 
 def oracle_entries(items: Sequence[WorkloadItem], profile: str) -> dict[str, dict[str, float | int]]:

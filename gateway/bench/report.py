@@ -12,8 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
+from gateway.bench.display import make_console
 from gateway.bench.report_data import ReportData, from_results
 from gateway.bench.report_metrics import from_samples, parse_text, prometheus_report
 from gateway.bench.report_render import html_page, print_report
@@ -92,7 +91,7 @@ def _as_json(data: ReportData) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
-    console = Console()
+    console = make_console()
     try:
         data = build(args)
     except (ValueError, OSError, KeyError, json.JSONDecodeError, RuntimeError) as exc:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import inspect
+import dataclasses
 import json
 import os
 import platform
@@ -42,6 +42,21 @@ class BenchConfig:
     timeout_s: float = 600.0
 
 
+def scaled_priors(time_scale: float) -> dict[str, str]:
+    """The gateway's timing priors are wall seconds on real hardware; an emulator running at `time_scale`
+    makes every step `time_scale` times shorter, so the bench scales the priors the same way (the gateway
+    still learns the rest online). Returned as SPECGATE_* environment variables."""
+    if time_scale == 1.0:
+        return {}
+    from gateway.settings import Settings
+
+    env = {}
+    for name, info in Settings.model_fields.items():
+        if name.startswith("prior_") and ("_s_" in name or name.endswith("_s")) and isinstance(info.default, float):
+            env[f"SPECGATE_{name.upper()}"] = repr(info.default * time_scale)
+    return env
+
+
 def _record(m: Measured, time_scale: float, inflight: int, repeat: int) -> dict[str, Any]:
     def sim(value: float | None) -> float | None:
         return None if value is None else round(value / time_scale, 6)
@@ -61,17 +76,16 @@ def _record(m: Measured, time_scale: float, inflight: int, repeat: int) -> dict[
 
 def _stats(server: Any) -> dict[str, Any]:
     stats = getattr(server, "stats", None)
-    if stats is None:
+    if stats is None or not dataclasses.is_dataclass(stats):
         return {}
-    raw = stats if isinstance(stats, dict) else getattr(stats, "__dict__", {}) or {
-        name: getattr(stats, name) for name in getattr(stats, "__slots__", ())
-    }
-    out = {}
-    for key, value in raw.items():
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(stats):
+        value = getattr(stats, f.name)
         if isinstance(value, int | float | str):
-            out[key] = value
-        elif isinstance(value, list | tuple | set):
-            out[key] = len(value)
+            out[f.name] = value
+        elif f.name == "aborted":
+            out[f.name] = len(value)
+    out["mean_acceptance_length"] = round(float(getattr(stats, "mean_acceptance_length", 1.0)), 3)
     return out
 
 
@@ -92,7 +106,7 @@ async def run_policy(
     from gateway.emulator import EmulatedPair
 
     tag = f"{policy}-{repeat}" if repeat else policy
-    env = {**config.gateway_env, "SPECGATE_POLICY": policy}
+    env = {**scaled_priors(config.time_scale), **config.gateway_env, "SPECGATE_POLICY": policy}
     if policy == "clairvoyant":
         env["SPECGATE_ORACLE_FILE"] = str(write_oracle(items, config.profile, config.work_dir / "oracle.json"))
     log_path = config.work_dir / f"gateway-{tag}.log"
@@ -106,9 +120,7 @@ async def run_policy(
 
     async with EmulatedPair(profile=config.profile, host="127.0.0.1", baseline_port=0, speculative_port=0,
                             time_scale=config.time_scale, model_name=MODEL_NAME) as pair:
-        registered = pair.register_references({i.id: i.reference for i in items if i.reference is not None})
-        if inspect.isawaitable(registered):
-            await registered
+        pair.register_references({i.id: i.reference for i in items if i.reference is not None})
         env["SPECGATE_BASELINE_URLS"] = pair.baseline_url
         env["SPECGATE_SPECULATIVE_URLS"] = pair.speculative_url
         async with gateway_process(env, log_path) as url:

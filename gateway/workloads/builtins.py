@@ -24,7 +24,7 @@ class BuiltinSpec:
 
 
 BUILTINS = (
-    BuiltinSpec("demo-mixed", "mixed", 150, Arrival(rate=2.0), 7,
+    BuiltinSpec("demo-mixed", "mixed", 150, Arrival(rate=3.0), 7,
                 "the demo's mixed traffic: every task kind, low-to-moderate Poisson load"),
     BuiltinSpec("mixed-low", "mixed", 300, Arrival(rate=1.0), 11, "mixed traffic, Poisson at 1 request/s"),
     BuiltinSpec("mixed-high", "mixed", 300, Arrival(rate=12.0), 12, "mixed traffic, Poisson at 12 requests/s"),

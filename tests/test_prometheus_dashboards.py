@@ -28,9 +28,9 @@ import yaml
 from conftest import start_gateway
 from fakes import FakeBackend
 from openai import APIStatusError, AsyncOpenAI
+from test_dashboards import load_build
 
 from gateway.settings import Settings
-from tests.test_dashboards import load_build
 
 ROOT = Path(__file__).resolve().parents[1]
 RATE_INTERVAL = "30s"

@@ -54,7 +54,7 @@ def test_the_four_alerts_the_issue_asks_for_exist() -> None:
 
 def test_every_dashboard_expression_parses(tmp_path: Path) -> None:
     """Each panel's PromQL (variables substituted) as a recording rule: promtool parses every one."""
-    from tests.test_dashboards import load_build
+    from test_dashboards import load_build
 
     build = load_build()
     targets = build.dashboard_targets(json.loads((ROOT / "dashboards" / "specgate.json").read_text()))

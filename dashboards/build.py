@@ -150,7 +150,10 @@ ROWS: tuple[Row, ...] = (
             "specgate_prediction_error_ratio", "role", 'role=~"$role"', (0.5, 0.9)), unit="percentunit"),
         Panel("Learned step time at current load", (
             Target('specgate_learned_step_seconds{role=~"$role"}', "{{role}}"),
-        ), unit="s", width=24),
+        ), unit="s"),
+        Panel("Learned mean output tokens, by class", (
+            Target('specgate_learned_output_tokens{class=~"$class"}', "{{class}} {{temperature}}"),
+        )),
     )),
     Row("Load", (
         Panel("In-flight requests (gateway)", (

@@ -1,0 +1,48 @@
+"""The adaptive policy end to end: it learns which backend is faster and follows a change."""
+
+from __future__ import annotations
+
+import aiohttp
+import pytest
+
+pytestmark = pytest.mark.asyncio
+
+BODY = {"model": "m", "messages": [{"role": "user", "content": "Return JSON with the keys a and b."}],
+        "temperature": 0, "max_tokens": 40, "stream": True}
+
+
+async def send(session: aiohttp.ClientSession, url: str) -> str:
+    async with session.post(url + "/v1/chat/completions", json=BODY) as r:
+        await r.read()
+        assert r.status == 200
+        return r.headers["x-specgate-backend"]
+
+
+async def test_routing_follows_an_acceptance_change(gateway_factory, fakes) -> None:  # type: ignore[no-untyped-def]
+    base, spec = fakes
+    # 40 tokens: baseline 40 steps of 4 ms; speculative 10 steps of 6 ms at 4 tokens a step (≈2.7× faster).
+    base.chunks, base.tokens_per_chunk, base.chunk_delay_s = 40, 1, 0.004
+    spec.chunks, spec.tokens_per_chunk, spec.chunk_delay_s = 10, 4, 0.006
+    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], explore_rate=0.1,
+                               forgetting=0.9, prior_step_s=0.004, prior_speculative_step_s=0.006)
+    async with aiohttp.ClientSession() as s:
+        before = [await send(s, gw.url) for _ in range(25)]
+        # Acceptance collapses: one token a step, each step still 6 ms (now 1.5× slower than baseline).
+        spec.chunks, spec.tokens_per_chunk = 40, 1
+        after = [await send(s, gw.url) for _ in range(30)]
+    assert before[-10:].count("speculative") >= 8, before
+    shift = next((i for i in range(len(after)) if after[i:].count("speculative") <= 0.15 * len(after[i:])), None)
+    assert shift is not None and shift <= 15, after  # moved within a bounded number of requests
+    assert after[-15:].count("baseline") >= 13, after
+
+
+async def test_adaptive_prefers_baseline_when_speculation_is_slow(gateway_factory, fakes) -> None:  # type: ignore[no-untyped-def]
+    base, spec = fakes
+    # A draft model that costs more than it saves: 2 tokens a step at 3× the step time.
+    base.chunks, base.tokens_per_chunk, base.chunk_delay_s = 30, 1, 0.003
+    spec.chunks, spec.tokens_per_chunk, spec.chunk_delay_s = 15, 2, 0.009
+    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], explore_rate=0.05,
+                               forgetting=0.9, prior_step_s=0.003, prior_speculative_step_s=0.004)
+    async with aiohttp.ClientSession() as s:
+        routed = [await send(s, gw.url) for _ in range(40)]
+    assert routed[-20:].count("baseline") >= 17, routed

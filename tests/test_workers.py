@@ -1,0 +1,60 @@
+"""`SPECGATE_WORKERS=2`: two processes on one port (SO_REUSEPORT), metrics merged across them."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import socket
+import sys
+
+import aiohttp
+import pytest
+
+pytestmark = pytest.mark.asyncio
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_two_workers_share_a_port_and_merge_metrics(fakes, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    base, spec = fakes
+    port = free_port()
+    env = {**os.environ, "SPECGATE_WORKERS": "2", "SPECGATE_PORT": str(port), "SPECGATE_POLICY": "baseline",
+           "SPECGATE_BASELINE_URLS": base.url, "SPECGATE_SPECULATIVE_URLS": spec.url,
+           "PROMETHEUS_MULTIPROC_DIR": str(tmp_path), "SPECGATE_LOG_REQUESTS": "false"}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "gateway", "serve", env=env,
+                                                stderr=asyncio.subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        async with aiohttp.ClientSession() as s:
+            for _ in range(100):
+                try:
+                    async with s.get(url + "/ready") as r:
+                        if r.status == 200:
+                            break
+                except aiohttp.ClientError:
+                    pass
+                await asyncio.sleep(0.1)
+            n = 40
+            async def one() -> None:
+                async with aiohttp.ClientSession() as c, c.post(url + "/v1/completions",
+                                                                json={"model": "m", "prompt": "x"}) as r:
+                    assert r.status == 200
+            await asyncio.gather(*(one() for _ in range(n)))
+            totals = set()
+            for _ in range(4):  # whichever worker answers, the count is the sum over both
+                async with s.get(url + "/metrics") as r:
+                    text = await r.text()
+                found = re.findall(r'^specgate_requests_total\{[^}]*status="200"\} (\S+)$', text, re.M)
+                totals.add(sum(float(v) for v in found))
+        assert totals == {float(n)}
+        assert len(set(base.headers[i].get("x-request-id") for i in range(n))) == n
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(proc.wait(), 20)
+    assert proc.returncode == 0

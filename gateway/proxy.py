@@ -68,6 +68,7 @@ class Context:
     headers: dict[str, str]
     attempts: int = 0
     overhead_recorded: bool = False
+    last_backend: Backend | None = None
 
 
 class Proxy:
@@ -117,6 +118,7 @@ class Proxy:
                 await asyncio.sleep(self.settings.backoff_base_s * (2 ** (ctx.attempts - 1)) * random.uniform(0.5, 1.5))
             ctx.attempts += 1
             tried.add(backend)
+            ctx.last_backend = backend
             try:
                 return await self._attempt(ctx, backend)
             except UpstreamFailure as failure:
@@ -138,10 +140,13 @@ class Proxy:
             headers = response_headers(last.headers)
             headers.update(self._headers(ctx, last.backend))
             return web.Response(status=last.status or 502, body=last.body, headers=headers)
-        self.metrics.requests.labels("none", ctx.routed.decision.role, ctx.routed.cls, last.reason).inc()
-        if last.reason == "timeout":
-            raise UpstreamTimeout(f"Upstream timed out after {ctx.attempts} attempt(s).")
-        raise UpstreamUnavailable(f"Upstream failed after {ctx.attempts} attempt(s): {last}")
+        error: GatewayError = (UpstreamTimeout(f"Upstream timed out after {ctx.attempts} attempt(s).")
+                               if last.reason == "timeout" else
+                               UpstreamUnavailable(f"Upstream failed after {ctx.attempts} attempt(s): {last}"))
+        backend = ctx.last_backend
+        self.metrics.requests.labels(backend.name if backend else "none", backend.role if backend else
+                                     ctx.routed.decision.role, ctx.routed.cls, str(error.status)).inc()
+        raise error
 
     def _headers(self, ctx: Context, backend: Backend, extra: dict[str, str] | None = None) -> dict[str, str]:
         d = ctx.routed.decision
@@ -193,12 +198,10 @@ class Proxy:
             headers.update(self._headers(ctx, backend))
             return web.Response(status=resp.status, body=data, headers=headers)
         except TimeoutError:
-            outcome.status = "timeout"
-            raise UpstreamFailure("timeout", "no first byte from upstream in time") from None
-        except UpstreamFailure as failure:
             outcome.status = "failed"
-            if failure.retryable is False:
-                outcome.status = "error"
+            raise UpstreamFailure("timeout", "no first byte from upstream in time") from None
+        except UpstreamFailure:
+            outcome.status = "failed"
             raise
         finally:
             if resp is not None:
@@ -249,7 +252,7 @@ class Proxy:
         outcome.completion_tokens = tap.completion_tokens
         outcome.steps = tap.engine_steps
         if error is not None:
-            outcome.status = "midstream_error"
+            outcome.status = "upstream_error"
             self.pool.record_failure(backend, "midstream")
             payload = error_body(error, "server_error", None, "upstream_stream_error")
             await out.write(b"data: " + payload + b"\n\n")

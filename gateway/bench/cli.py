@@ -37,6 +37,8 @@ def _bench_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", type=Path, default=None, help="write a PNG plot here")
     p.add_argument("--repeat", type=int, default=1, help="run each policy this many times")
     p.add_argument("--limit", type=int, default=None, help="use only the first N requests")
+    p.add_argument("--request-timeout", type=float, default=600.0,
+                   help="wall seconds before a request counts as failed")
     p.add_argument("--gateway-env", action="append", default=[], metavar="KEY=VALUE",
                    help="extra SPECGATE_* settings for the gateway, e.g. SPECGATE_MARGIN=0.1")
     return p
@@ -112,7 +114,8 @@ def bench_main(argv: list[str]) -> int:
     work_dir = args.out.parent / f"{args.out.stem}-logs"
     work_dir.mkdir(parents=True, exist_ok=True)
     config = BenchConfig(workload_name=args.workload, policies=policies, profile=args.profile or default_profile(),
-                         time_scale=args.time_scale, repeat=args.repeat, work_dir=work_dir, gateway_env=env)
+                         time_scale=args.time_scale, repeat=args.repeat, work_dir=work_dir, gateway_env=env,
+                         timeout_s=args.request_timeout)
     doc = _execute(items, config, args.out, args.plot, console, ["specgate", "bench", *argv])
     print_tables(doc, console)
     console.print(overall_sentence(doc))

@@ -2,9 +2,9 @@
 
 Each request is sent at its `t` (scaled by `time_scale` to wall time) with `x-request-id` = the item's id,
 `stream: true` and `stream_options.include_usage`. Measured per request: TTFT (first chunk that carries
-text), end-to-end time, completion tokens (from usage), engine steps (chunks that carry text: vLLM streams
-one chunk per engine step) and the gateway's routing headers. Times are wall seconds here; the caller
-divides by `time_scale`.
+text), end-to-end time, completion tokens (from usage), engine steps (chunks that carry tokens, text or the
+end of sequence: vLLM streams one chunk per engine step) and the gateway's routing headers. Times are wall
+seconds here; the caller divides by `time_scale`.
 """
 
 from __future__ import annotations
@@ -48,6 +48,14 @@ def prepare_body(item: WorkloadItem, model: str) -> bytes:
     return orjson.dumps(body)
 
 
+def _is_step(event: dict[str, Any]) -> bool:
+    """A chunk that carries tokens of an engine step: text, or the end of sequence (empty text + finish_reason)."""
+    for choice in event.get("choices") or ():
+        if choice.get("finish_reason") is not None:
+            return True
+    return _has_text(event)
+
+
 def _has_text(event: dict[str, Any]) -> bool:
     for choice in event.get("choices") or ():
         delta = choice.get("delta")
@@ -75,7 +83,7 @@ async def _consume(resp: aiohttp.ClientResponse, out: Measured, t0: float) -> No
                     out.error = str(event["error"].get("message", event["error"]))[:200]
                     out.status = "stream_error"
                     return
-                if _has_text(event):
+                if _is_step(event):
                     out.engine_steps += 1
                     if out.ttft_s is None:
                         out.ttft_s = time.perf_counter() - t0

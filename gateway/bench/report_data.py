@@ -7,7 +7,6 @@ stopped paying and the GPU memory the second server costs.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -51,17 +50,23 @@ class ReportData:
 
 
 def threshold(points: Sequence[tuple[float, float]]) -> float | None:
-    """The load where speedup crosses 1 going up in load (linear between the bracketing points); None when it
-    pays at every measured load; the lowest load when it never pays."""
+    """The load above which speculation stops paying: where the speedup last crosses 1 going up in load and
+    stays below 1 at every higher measured load (linear between the bracketing points). None when it still
+    pays at the highest load, or when it pays at no measured load (see `pays_at`)."""
     pts = sorted(points)
-    if not pts:
+    if not pts or pts[-1][1] >= 1.0 or all(y < 1.0 for _, y in pts):
         return None
-    if pts[0][1] < 1.0:
-        return pts[0][0]
-    for (x0, y0), (x1, y1) in itertools.pairwise(pts):
-        if y0 >= 1.0 > y1:
-            return round(x0 + (x1 - x0) * (y0 - 1.0) / (y0 - y1), 2)
-    return None
+    i = max(k for k, (_, y) in enumerate(pts) if y >= 1.0)
+    (x0, y0), (x1, y1) = pts[i], pts[i + 1]
+    return round(x0 + (x1 - x0) * (y0 - 1.0) / (y0 - y1), 2)
+
+
+def pays_at(points: Sequence[tuple[float, float]]) -> str:
+    """"all", "none" or "some" of the measured loads."""
+    if not points:
+        return "none measured"
+    paying = [y >= 1.0 for _, y in points]
+    return "all" if all(paying) else "none" if not any(paying) else "some"
 
 
 def _latency(records: Iterable[dict[str, Any]]) -> dict[str, float | None]:

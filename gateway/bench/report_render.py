@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from gateway.bench.report_data import ClassRow, ReportData
+from gateway.bench.report_data import ClassRow, ReportData, pays_at
 
 PAYS, HURTS = 1.05, 0.95
 
@@ -21,12 +21,12 @@ def _f(value: float | None, digits: int = 2, suffix: str = "") -> str:
 
 def class_verdict(row: ClassRow) -> str:
     if row.speedup is None:
-        return "not measured on both servers"
+        return "not measured"
     if row.speedup >= PAYS:
-        return f"speculate: {row.speedup:.2f}x faster"
+        return "speculate"
     if row.speedup <= HURTS:
-        return f"don't speculate: {1 / row.speedup:.2f}x slower"
-    return "no difference worth a second server"
+        return "don't"
+    return "no gain"
 
 
 def verdict_lines(data: ReportData) -> list[str]:
@@ -41,12 +41,15 @@ def verdict_lines(data: ReportData) -> list[str]:
         lines.append(f"It pays for: {', '.join(pays)}.")
     if hurts:
         lines.append(f"It costs time for: {', '.join(hurts)}.")
-    if data.load is not None:
+    if data.load is not None and data.load.points:
+        top = max(p[0] for p in data.load.points)
+        where = pays_at(data.load.points)
         if data.load.threshold is not None:
             lines.append(f"Speculation stopped paying above about {data.load.threshold:g} {data.load.unit}.")
-        elif data.load.points:
-            top = max(p[0] for p in data.load.points)
+        elif where == "all":
             lines.append(f"Speculation kept paying at every measured load (up to {top:g} {data.load.unit}).")
+        elif where == "none":
+            lines.append(f"Speculation did not pay at any measured load (0 to {top:g} {data.load.unit}).")
     gib = data.memory.get("second_server_gib")
     if gib is not None:
         lines.append(f"The second (speculative) server costs about {gib:.1f} GiB of GPU memory "
@@ -67,8 +70,8 @@ def verdict_lines(data: ReportData) -> list[str]:
 
 def table(data: ReportData) -> Table:
     t = Table(title=f"specgate report: {data.source}")
-    for col in ("class", "requests", "tokens/step", "spec speedup", "baseline p50/p90/p99", "spec p50/p90/p99",
-                "routed base/spec", "verdict"):
+    for col in ("class", "req", "tok/step", "speedup", "baseline p50/p90/p99", "spec p50/p90/p99", "base/spec",
+                "verdict"):
         t.add_column(col, justify="left" if col in ("class", "verdict") else "right")
     for r in data.classes:
         def pct(role: str, row: ClassRow = r) -> str:
@@ -131,8 +134,7 @@ def plots(data: ReportData) -> list[tuple[str, str]]:
     plt.close(fig)
     if data.load is not None and data.load.points:
         fig, ax = plt.subplots(figsize=(7, 4))
-        xs, ys = zip(*data.load.points, strict=True)
-        ax.plot(xs, ys, marker="o")
+        ax.plot([x for x, _ in data.load.points], [y for _, y in data.load.points], marker="o")
         ax.axhline(1.0, color="black", lw=0.8)
         if data.load.threshold is not None:
             ax.axvline(data.load.threshold, color="tab:red", ls="--", label=f"stops paying ≈ {data.load.threshold:g}")

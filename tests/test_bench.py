@@ -1,0 +1,112 @@
+"""`specgate bench` smoke test on real servers (emulated pair + gateway subprocess on 127.0.0.1), and the
+pure statistics behind it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gateway.bench.cli import bench_main
+from gateway.bench.oracle import oracle_entries
+from gateway.bench.run import scaled_priors
+from gateway.bench.summary import percentile, prediction_errors, summarize
+from gateway.workloads.generate import Arrival, generate
+from gateway.workloads.items import WorkloadItem, write_workload
+
+SUMMARY_KEYS = {"requests", "errors", "mean_e2e_s", "p50_e2e_s", "p90_e2e_s", "p99_e2e_s", "mean_ttft_s",
+                "p90_ttft_s", "output_tokens_per_s", "routed"}
+REQUEST_KEYS = {"id", "backend", "class", "ttft_s", "e2e_s", "completion_tokens", "engine_steps", "status"}
+
+
+def _tiny_workload(path: Path) -> list[WorkloadItem]:
+    items = generate(8, "sql=1,code_edit=1,creative=1,chat=1", Arrival(rate=8.0), seed=4)
+    small = []
+    for item in items:  # keep the replay short: small outputs
+        ref = item.reference[:300] if item.reference else None
+        body = {**item.body, "max_tokens": 96}
+        small.append(WorkloadItem(item.id, item.t, item.endpoint, body, ref, item.kind))
+    write_workload(small, path)
+    return small
+
+
+def test_bench_smoke_results_shape(tmp_path: Path) -> None:
+    workload = tmp_path / "tiny.jsonl"
+    items = _tiny_workload(workload)
+    out, plot = tmp_path / "results.json", tmp_path / "plot.png"
+    rc = bench_main(["--workload", str(workload), "--policies", "baseline,speculative,clairvoyant", "--out", str(out),
+                     "--time-scale", "0.25", "--profile", "h200-ngram", "--plot", str(plot),
+                     "--request-timeout", "30"])
+    assert rc == 0
+    doc = json.loads(out.read_text())
+    assert doc["profile"] == "h200-ngram" and doc["workload"] == str(workload)
+    assert set(doc["policies"]) == {"baseline", "speculative", "clairvoyant"}
+    for name, result in doc["policies"].items():
+        summary = result["summary"]
+        assert set(summary) >= SUMMARY_KEYS
+        assert summary["requests"] == len(items) and summary["errors"] == 0
+        assert summary["mean_e2e_s"] > 0 and summary["p50_e2e_s"] <= summary["p99_e2e_s"]
+        assert set(summary["routed"]) == {"baseline", "speculative"}
+        assert sum(summary["routed"].values()) == len(items)
+        assert len(result["requests"]) == len(items)
+        for rec in result["requests"]:
+            assert set(rec) >= REQUEST_KEYS
+            assert rec["status"] == "200" and rec["completion_tokens"] > 0
+            assert 1 <= rec["engine_steps"] <= rec["completion_tokens"]
+            assert rec["ttft_s"] <= rec["e2e_s"]
+        if name != "clairvoyant":
+            assert summary["routed"][name] == len(items)
+    base = doc["policies"]["baseline"]["requests"]
+    assert all(r["engine_steps"] == r["completion_tokens"] for r in base)  # one token per baseline step
+    assert plot.stat().st_size > 10_000
+    assert (tmp_path / "results-logs" / "oracle.json").exists()
+
+
+def test_bench_rejects_bad_arguments(tmp_path: Path) -> None:
+    assert bench_main(["--workload", "no-such-workload", "--out", str(tmp_path / "r.json")]) == 2
+    assert bench_main(["--workload", "demo-mixed", "--policies", "fastest", "--out", str(tmp_path / "r.json")]) == 2
+
+
+def test_oracle_knows_copying_beats_prose() -> None:
+    items = generate(30, "code_edit=1,creative=1", Arrival(rate=5.0), seed=9)
+    oracle = oracle_entries(items, "h200-ngram")
+    tps = {kind: [oracle[i.id]["tokens_per_step"] for i in items if i.kind == kind] for kind in ("code_edit",
+                                                                                                 "creative")}
+    assert min(tps["code_edit"]) >= 1.0 and sum(tps["code_edit"]) / len(tps["code_edit"]) > 2.0
+    assert sum(tps["creative"]) / len(tps["creative"]) < 1.5
+    assert all(v["output_tokens"] >= 1 for v in oracle.values())
+
+
+def test_percentiles_and_summary() -> None:
+    assert percentile([], 50) is None
+    assert percentile([1.0, 2.0, 3.0, 4.0], 50) == pytest.approx(2.5)
+    assert percentile([5.0], 99) == 5.0
+    records = [
+        {"id": "a", "status": "200", "e2e_s": 1.0, "ttft_s": 0.1, "completion_tokens": 10, "engine_steps": 4,
+         "backend": "speculative", "sent_s": 0.0},
+        {"id": "b", "status": "200", "e2e_s": 3.0, "ttft_s": 0.3, "completion_tokens": 30, "engine_steps": 30,
+         "backend": "baseline", "sent_s": 1.0},
+        {"id": "c", "status": "503", "e2e_s": 0.01, "backend": "baseline", "sent_s": 2.0},
+    ]
+    s = summarize(records)
+    assert s["requests"] == 3 and s["errors"] == 1
+    assert s["mean_e2e_s"] == 2.0 and s["routed"] == {"baseline": 2, "speculative": 1}
+    assert s["output_tokens_per_s"] == pytest.approx(40 / 4.0)
+    assert s["speculative_tokens_per_step"] == 2.5
+
+
+def test_prediction_errors_from_log_lines() -> None:
+    lines = [{"event": "request", "reason": "predicted_faster", "predicted_s": 1.1, "observed_s": 1.0, "status": "200"},
+             {"event": "request", "reason": "explore", "predicted_s": 0.5, "observed_s": 1.0, "status": "200"},
+             {"event": "listening"}]
+    out = prediction_errors(lines, 1.0)
+    assert out["predictions"] == 2 and out["reasons"] == {"explore": 1, "predicted_faster": 1}
+    assert out["median_error_ratio"] == pytest.approx(0.3)
+
+
+def test_priors_scale_with_time() -> None:
+    assert scaled_priors(1.0) == {}
+    env = scaled_priors(0.5)
+    assert float(env["SPECGATE_PRIOR_STEP_S"]) == pytest.approx(0.0025)
+    assert all(k.startswith("SPECGATE_PRIOR_") for k in env)

@@ -110,8 +110,9 @@ class Proxy:
         last: UpstreamFailure | None = None
         while ctx.attempts < self.settings.max_attempts:
             now = time.monotonic()
-            backend = self.pool.pick(role, now, frozenset(tried)) or self.pool.pick(OTHER[role], now,
-                                                                                    frozenset(tried))
+            untried = frozenset(tried)
+            backend = (self.pool.pick(role, now, untried) or self.pool.pick(OTHER[role], now, untried)
+                       or self.pool.pick(role, now) or self.pool.pick(OTHER[role], now))  # then again, if routable
             if backend is None:
                 break
             if ctx.attempts:
@@ -229,6 +230,8 @@ class Proxy:
         loop = asyncio.get_running_loop()
         last = now
         error: str | None = None
+        writing = False  # which side a timeout blames: the upstream read or the client write
+        tail = data[-2:] if data else b"\n\n"
         try:
             async with asyncio.timeout(loop.time() + idle) as deadline:
                 read = resp.content.readany
@@ -236,17 +239,28 @@ class Proxy:
                     now = time.perf_counter()
                     gap.observe(now - last)
                     last = now
-                    deadline.reschedule(loop.time() + idle)
                     data = tap.feed(chunk)
                     if data:
-                        await out.write(data)
+                        writing = True
+                        deadline.reschedule(loop.time() + idle)
+                        await out.write(data)  # back-pressure: a slow client slows our reads, never buffers
+                        tail = data[-2:]
+                        writing = False
+                    deadline.reschedule(loop.time() + idle)
         except TimeoutError:
+            if writing:  # the client stopped reading: it is gone as far as we are concerned
+                outcome.status = "aborted"
+                log.warning('{"event": "client_stalled", "id": "%s", "backend": "%s"}', ctx.request_id, backend.name)
+                if ctx.request.transport is not None:
+                    ctx.request.transport.close()
+                return out
             error = "upstream stream idle timeout"
         except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
             error = f"upstream stream broke: {type(exc).__name__}"
         rest = tap.flush()
         if rest:
             await out.write(rest)
+            tail = rest[-2:]
         if error is None and not tap.done:
             error = "upstream stream ended without [DONE]"
         outcome.completion_tokens = tap.completion_tokens
@@ -255,7 +269,8 @@ class Proxy:
             outcome.status = "upstream_error"
             self.pool.record_failure(backend, "midstream")
             payload = error_body(error, "server_error", None, "upstream_stream_error")
-            await out.write(b"data: " + payload + b"\n\n")
+            separator = b"" if tail == b"\n\n" else b"\n\n"  # never glue the error to a partial event
+            await out.write(separator + b"data: " + payload + b"\n\n")
             log.warning('{"event": "midstream_error", "id": "%s", "backend": "%s", "error": "%s"}',
                         ctx.request_id, backend.name, error)
             if ctx.request.transport is not None:

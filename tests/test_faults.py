@@ -486,3 +486,30 @@ async def test_stalled_client_is_bounded_and_not_blamed_on_backend(
     assert metric(text, "specgate_upstream_errors_total", backend="baseline-0") == 0, \
         "a stalled client was counted as a backend failure"
     assert metric(text, "specgate_backend_ejections_total", backend="baseline-0") == 0
+
+
+# --------------------------------------------------------------------------- total timeout
+
+async def test_total_timeout_bounds_streams_and_unary(gateway_factory: Any,
+                                                      fakes: tuple[FakeBackend, FakeBackend]) -> None:
+    """A backend that keeps trickling tokens: the total timeout ends it (SSE error for a started stream,
+    a 504 for a unary request) and the upstream request is closed."""
+    base, spec = fakes
+    base.chunks, base.chunk_delay_s = 40, 0.05  # 2 s, never idle for long
+    spec.chunks, spec.chunk_delay_s = 40, 0.05
+    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], policy="baseline",
+                               total_timeout_s=0.6, idle_timeout_s=5, first_byte_timeout_s=5,
+                               eject_consecutive_failures=100)
+    async with aiohttp.ClientSession() as s:
+        t0 = time.monotonic()
+        status, text, broke = await read_stream(s, gw.url, body(True))
+        took = time.monotonic() - t0
+        assert status == 200 and broke and took < 1.5
+        assert json.loads(sse_events(text)[-1])["error"]["code"] == "upstream_stream_error"
+        t0 = time.monotonic()
+        async with s.post(gw.url + CHAT, json=body()) as r:
+            assert r.status == 504, await r.text()
+            assert (await r.json())["error"]["code"] == "upstream_timeout"
+        assert time.monotonic() - t0 < 3.0
+    assert await wait_for(lambda: len(base.aborted) + len(spec.aborted) >= 2, 1.0)
+    assert base.completed == 0 and spec.completed == 0

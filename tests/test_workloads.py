@@ -46,7 +46,7 @@ def _prompt(item) -> str:
 
 def test_deterministic_for_a_seed(corpus: Corpus) -> None:
     a = generate(40, "mixed", Arrival(rate=2.0), seed=5, corpus=corpus)
-    b = generate(40, "mixed", Arrival(rate=2.0), seed=5, corpus=Corpus())
+    b = generate(40, "mixed", Arrival(rate=2.0), seed=5, corpus=corpus)
     c = generate(40, "mixed", Arrival(rate=2.0), seed=6, corpus=corpus)
     assert [i.to_json() for i in a] == [i.to_json() for i in b]
     assert [i.to_json() for i in a] != [i.to_json() for i in c]

@@ -163,3 +163,19 @@ async def test_sigint_also_drains(fakes: tuple[FakeBackend, FakeBackend], tmp_pa
     log: Any = (tmp_path / "gateway.log").read_text().splitlines()
     events = [json.loads(line).get("event") for line in log if line.startswith("{")]
     assert "draining" in events and "stopping" in events
+
+
+async def test_sigterm_with_two_workers_drains_and_exits_0(fakes: tuple[FakeBackend, FakeBackend],
+                                                           tmp_path: Path) -> None:
+    """SPECGATE_WORKERS=2: the parent forwards SIGTERM; each worker drains its own streams."""
+    base, spec = fakes
+    base.chunks, base.chunk_delay_s = 12, 0.1
+    async with serve(base, spec, tmp_path, SPECGATE_WORKERS="2", SPECGATE_DRAIN_TIMEOUT_S="10") as (proc, url), \
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as s:
+        streams = [await open_stream(s, url) for _ in range(4)]  # spread over both workers by the kernel
+        proc.send_signal(signal.SIGTERM)
+        for stream in streams:
+            rest, broke = await read_rest(stream)
+            assert not broke and rest.endswith(b"data: [DONE]\n\n")
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
+    assert base.completed == 4 and base.aborted == []

@@ -226,3 +226,28 @@ async def test_413_for_oversize_body(gateway_factory: Any, fakes: tuple[FakeBack
         async with s.post(gw.url + CHAT, json=BODY) as r:  # still serving
             assert r.status == 200
     assert base.calls + spec.calls == 1
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "BUG: log injection: proxy.py builds its failover/midstream_error/client_stalled warnings as JSON with "
+    "'%s' and the client-controlled x-request-id, so a quote in the header forges fields or breaks the line; "
+    "build them with orjson.dumps like the access log"))
+async def test_client_request_id_cannot_forge_log_fields(gateway_factory: Any,
+                                                         fakes: tuple[FakeBackend, FakeBackend],
+                                                         caplog: pytest.LogCaptureFixture) -> None:
+    import json
+
+    base, spec = fakes
+    base.mode, base.status = "status", 503
+    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], policy="baseline",
+                               eject_consecutive_failures=100)
+    forged = 'x", "event": "admin_login", "user": "root'
+    caplog.set_level(logging.INFO)
+    async with aiohttp.ClientSession() as s, s.post(gw.url + CHAT, json=BODY, headers={"x-request-id": forged}) as r:
+        assert r.status == 200
+    lines = [rec.getMessage() for rec in caplog.records if rec.name.startswith("specgate")]
+    assert lines, "expected a failover warning"
+    for line in lines:
+        if line.startswith("{"):
+            parsed = json.loads(line)
+            assert parsed.get("event") != "admin_login" and parsed.get("id", forged) == forged, line

@@ -289,7 +289,7 @@ class Proxy:
         m.requests.labels(backend.name, role, cls, outcome.status).inc()
         d = ctx.routed.decision
         if outcome.status != "200":
-            self._log(ctx, backend, outcome, e2e)
+            self._log(ctx, backend, outcome, e2e, load_self, load_other)
             return
         m.duration.labels(role, cls).observe(e2e)
         if outcome.ttft_s is not None:
@@ -308,9 +308,10 @@ class Proxy:
                 completion_tokens=tokens, steps=outcome.steps, ttft_s=outcome.ttft_s or e2e, e2e_s=e2e,
                 load_self=load_self, load_other=load_other,
             ))
-        self._log(ctx, backend, outcome, e2e)
+        self._log(ctx, backend, outcome, e2e, load_self, load_other)
 
-    def _log(self, ctx: Context, backend: Backend, outcome: Outcome, e2e: float) -> None:
+    def _log(self, ctx: Context, backend: Backend, outcome: Outcome, e2e: float, load_self: int,
+             load_other: int) -> None:
         if not self.settings.log_requests or not log.isEnabledFor(logging.INFO):
             return
         d = ctx.routed.decision
@@ -319,7 +320,8 @@ class Proxy:
             "backend": backend.role, "instance": backend.name, "reason": d.reason, "ratio": d.ratio,
             "predicted_s": d.predicted_e2e_s, "observed_s": round(e2e, 6),
             "ttft_s": outcome.ttft_s, "status": outcome.status, "completion_tokens": outcome.completion_tokens,
-            "engine_steps": outcome.steps, "attempts": ctx.attempts,
+            "engine_steps": outcome.steps, "attempts": ctx.attempts, "prompt_tokens": ctx.routed.features.prompt_tokens,
+            "load_self": load_self, "load_other": load_other, "temperature": ctx.routed.bucket,
         }
         log.info(orjson.dumps(line).decode())
 

@@ -49,11 +49,17 @@ def baseline_phases(profile: Profile, batch: Sequence[SeqWork]) -> list[Phase]:
 def speculative_phases(
     profile: Profile, verify: Sequence[SeqWork], draft_passes: Sequence[Sequence[SeqWork]]
 ) -> list[Phase]:
-    """Verification of the drafts (target pass over γ+1 tokens per decoding sequence), then the draft
-    model's passes for the next step (each pays `draft_pass_host_s` of host time; n-gram: none)."""
-    phases = [Phase(0.0, forward_time(profile.target, profile.gpu, verify))]
+    """Verification of the drafts (a target pass over 1 + drafts tokens per decoding sequence) and, for a
+    draft model, its γ passes proposing the next drafts. The draft passes' host time (Python and kernel
+    launches, `draft_pass_host_s` each) overlaps the GPU queue, so the step is one phase: host = γ x
+    draft_pass_host_s, GPU = verify + each pass's max(FLOP/byte time, draft_pass_gpu_hold x its host time).
+    n-gram drafting runs on the host inside the step overhead."""
+    gpu = forward_time(profile.target, profile.gpu, verify)
+    host = 0.0
     if profile.method == "draft_model" and profile.draft is not None:
         for batch in draft_passes:
             if batch:
-                phases.append(Phase(profile.draft_pass_host_s, forward_time(profile.draft, profile.gpu, batch)))
-    return phases
+                host += profile.draft_pass_host_s
+                gpu += max(forward_time(profile.draft, profile.gpu, batch),
+                           profile.draft_pass_gpu_hold * profile.draft_pass_host_s)
+    return [Phase(host, gpu)]

@@ -19,6 +19,7 @@ from .clock import SharedGPU, SimClock
 from .costs import Phase, SeqWork, baseline_phases, speculative_phases
 from .drafter import Speculation, StepOutcome
 from .metrics import EngineMetrics
+from .prefix_cache import PrefixCache
 from .profiles import Profile
 from .stats import RequestRecord, ServerStats
 
@@ -42,6 +43,7 @@ class Sequence:
     spec: Speculation | None
     queue: asyncio.Queue[StepEvent]
     arrival: float
+    block_hashes: list[int] = field(default_factory=list)
     computed: int = 0  # prompt tokens whose KV is computed
     n_out: int = 0
     steps: int = 0
@@ -90,6 +92,7 @@ class Engine:
         self.stats = stats
         self.speculative = speculative
         self.kv_blocks = profile.speculative_kv_blocks if speculative else profile.baseline_kv_blocks
+        self.prefix_cache = PrefixCache(self.kv_blocks)
         self.waiting: deque[Sequence] = deque()
         self.running: list[Sequence] = []
         self._wake = asyncio.Event()
@@ -142,16 +145,15 @@ class Engine:
                 self._wake.clear()
                 await self._wake.wait()
                 busy = False
-            now = self.clock.now()
-            # Continue on the simulated timeline when busy (so event-loop jitter does not add up), but
-            # never run more than ~10 ms of real time behind.
-            start = max(self._last_end, now - 0.010 / self.clock.time_scale) if busy else now
+            # While busy, steps follow each other on the simulated timeline: a step that starts late
+            # because the event loop was busy is caught up by sleeping less, so jitter does not add up.
+            start = self._last_end if busy else self.clock.now()
             plan, phases = self._schedule()
             if not plan:
                 await asyncio.sleep(0)
                 busy = False
                 continue
-            end = await self._execute(start, phases)
+            end = await self._execute(start + self._serial_overhead(plan), phases)
             self._last_end = end
             busy = True
             self._finish_step(plan, end)
@@ -201,10 +203,14 @@ class Engine:
             self.running.append(seq)
             used += need
             self.metrics.queue_time.observe(max(self.clock.now() - seq.arrival, 0.0))
-            chunk = min(seq.prompt_len, budget)
+            hits = self.prefix_cache.hit_blocks(seq.block_hashes) * p.block_size
+            seq.computed = min(hits, seq.prompt_len - 1)  # the last prompt token is always computed
+            self.metrics.prefix_queries.inc(seq.prompt_len)
+            self.metrics.prefix_hits.inc(seq.computed)
+            chunk = min(seq.prompt_len - seq.computed, budget)
             plan.append(self._plan_prefill(seq, chunk))
-            verify.append(SeqWork(chunk, chunk))
-            first_draft.append(SeqWork(chunk, chunk))
+            verify.append(SeqWork(chunk, seq.computed + chunk))
+            first_draft.append(SeqWork(chunk, seq.computed + chunk))
             budget -= chunk
         if not plan:
             return plan, []
@@ -212,6 +218,14 @@ class Engine:
             return plan, baseline_phases(p, verify)
         passes = [first_draft] + [later_draft] * (p.gamma - 1)
         return plan, speculative_phases(p, verify, passes)
+
+    def _serial_overhead(self, plan: list[_Planned]) -> float:
+        """Host time per step not overlapped with the GPU (see `Profile`)."""
+        p = self.profile
+        if not self.speculative:
+            return p.step_overhead_s
+        emitted = sum(len(item.outcome.tokens) for item in plan if item.outcome is not None)
+        return p.spec_step_overhead_s + p.spec_token_host_s * emitted
 
     def _plan_prefill(self, seq: Sequence, chunk: int) -> _Planned:
         outcome = None
@@ -222,13 +236,18 @@ class Engine:
         return _Planned(seq, chunk, outcome)
 
     async def _execute(self, start: float, phases: list[Phase]) -> float:
-        p = self.profile
-        t = start + (p.spec_step_overhead_s if self.speculative else p.step_overhead_s)
+        """Run the step's phases: in each, host work and GPU work (time-shared) proceed together."""
+        t = start
         for phase in phases:
             await self.clock.sleep_until(t)
-            gpu_end = self.gpu.reserve(self.role, t, phase.gpu_s)
-            t = max(t + phase.host_s, gpu_end)
-        await self.clock.sleep_until(t)
+            job = self.gpu.submit(self.role, t, phase.gpu_s)
+            while True:
+                end = max(t + phase.host_s, self.gpu.end_of(job))
+                await self.clock.sleep_until(end)
+                self.gpu.advance(min(self.clock.now(), end))
+                if self.gpu.end_of(job) <= end:
+                    break  # not pushed later by the other server's work meanwhile
+            t = end
         return t
 
     def _finish_step(self, plan: list[_Planned], end: float) -> None:
@@ -241,6 +260,8 @@ class Engine:
             if seq.prefilling:
                 m.prompt_tokens.inc(min(item.tokens, seq.prompt_len - seq.computed))
                 seq.computed = min(seq.prompt_len, seq.computed + item.tokens)
+                if not seq.prefilling:
+                    self.prefix_cache.insert(seq.block_hashes)
             outcome = item.outcome
             if outcome is None:
                 continue

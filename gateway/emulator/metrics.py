@@ -30,6 +30,11 @@ class EngineMetrics:
                               base, registry=r).labels(**lv)
         self.preemptions = Counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.",
                                    base, registry=r).labels(**lv)
+        self.prefix_queries = Counter("vllm:prefix_cache_queries",
+                                      "Prefix cache queries, in terms of number of queried tokens.",
+                                      base, registry=r).labels(**lv)
+        self.prefix_hits = Counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.",
+                                   base, registry=r).labels(**lv)
         self.prompt_tokens = Counter("vllm:prompt_tokens", "Number of prefill tokens processed.",
                                      base, registry=r).labels(**lv)
         self.generation_tokens = Counter("vllm:generation_tokens", "Number of generation tokens processed.",

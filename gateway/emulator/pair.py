@@ -44,9 +44,14 @@ class EmulatedPair:
         """Reference texts by request id (header x-request-id); both servers see them."""
         self.references.update(references)
 
+    def set_time_scale(self, time_scale: float) -> None:
+        """Change how many real seconds a simulated second takes, from now on."""
+        self.time_scale = time_scale
+        self.clock.rescale(time_scale)
+
     async def start(self) -> None:
         self.clock = SimClock(self.time_scale)
-        self.gpu = SharedGPU(self.profile.ctx_switch_s)
+        self.gpu = SharedGPU(self.profile.gpu_switch_loss)
         common = {"references": self.references, "model_name": self.model_name}
         self.baseline = EmulatedServer("baseline", self.profile, self.clock, self.gpu, **common)  # type: ignore[arg-type]
         self.speculative = EmulatedServer(

@@ -100,8 +100,13 @@ class Profile:
       older model runner with async scheduling disabled, so each of the γ draft passes pays Python and
       kernel-launch time on the CPU; the GPU work overlaps it (a phase lasts max(host, GPU)). This is
       why the 1B-draft server was slower than baseline at every concurrency.
-    - `ctx_switch_s`: extra GPU time whenever the GPU passes from one server's work to the other's
-      (two processes without MPS time-slice the GPU; each switch costs a context switch and cold caches).
+    - `spec_token_host_s`: serial host time per token the speculative server emits in a step (rejection
+      sampling, detokenisation and output processing without async scheduling).
+    - `draft_pass_gpu_hold`: an eager draft pass launches its many small kernels one by one; while it does,
+      its process holds a share of the time-sliced GPU. The pass counts as max(its FLOP/byte time,
+      hold x its host time) of GPU work, which is what slows a co-located baseline (x1.7-1.9 measured).
+    - `gpu_switch_loss`: fraction of GPU throughput lost to context switches while both servers have work
+      (two processes without MPS time-slice the GPU).
     """
 
     name: str
@@ -115,7 +120,9 @@ class Profile:
     step_overhead_s: float = 0.30e-3
     spec_step_overhead_s: float = 2.2e-3
     draft_pass_host_s: float = 0.0
-    ctx_switch_s: float = 0.25e-3
+    spec_token_host_s: float = 0.03e-3
+    draft_pass_gpu_hold: float = 0.22
+    gpu_switch_loss: float = 0.10
     max_num_batched_tokens: int = 8192
     max_num_seqs: int = 256
     block_size: int = 16
@@ -132,7 +139,7 @@ class Profile:
 PROFILES: dict[str, Profile] = {
     "h200-draft": Profile(
         "h200-draft", H200, LLAMA_8B, "draft_model", draft=LLAMA_1B, gamma=4,
-        spec_step_overhead_s=2.2e-3, draft_pass_host_s=3.6e-3, speculative_kv_blocks=18760,
+        spec_step_overhead_s=2.2e-3, draft_pass_host_s=4.8e-3, speculative_kv_blocks=18760,
         notes="8B target + 1B draft model (γ=4) on one H200, vLLM 0.26 (calibrated: speculation never pays)",
     ),
     "h200-ngram": Profile(
@@ -141,7 +148,7 @@ PROFILES: dict[str, Profile] = {
     ),
     "b200-draft": Profile(
         "b200-draft", B200, LLAMA_8B_FULL_VOCAB, "draft_model", draft=LLAMA_1B_FULL_VOCAB, gamma=4,
-        spec_step_overhead_s=2.2e-3, draft_pass_host_s=3.6e-3, baseline_kv_blocks=60000,
+        spec_step_overhead_s=2.2e-3, draft_pass_host_s=4.8e-3, baseline_kv_blocks=60000,
         speculative_kv_blocks=50000,
         notes="Llama-3.1-8B (~16 GB) + Llama-3.2-1B (~2.5 GB) on one B200; host costs as measured on H200",
     ),

@@ -14,6 +14,7 @@ from .clock import SharedGPU, SimClock
 from .drafter import Speculation, request_seed
 from .engine import Engine, RequestHandle, Sequence, StepEvent
 from .metrics import EngineMetrics
+from .prefix_cache import block_hashes
 from .profiles import Profile
 from .stats import ServerStats
 from .target import target_output
@@ -149,6 +150,7 @@ class EmulatedServer:
         reference = self.references.get(header_id) if header_id else None
         seed = request_seed(req.prompt, reference)
         handle = RequestHandle(header_id or uuid.uuid4().hex)
+        hashes = block_hashes(prompt_tokens, self.profile.block_size) if req.prompt_token_count is None else []
         for i in range(req.n):
             out = target_output(prompt_tokens, reference, max_tokens, req.ignore_eos, seed)
             spec = (
@@ -156,9 +158,9 @@ class EmulatedServer:
                 if self.speculative
                 else None
             )
-            handle.seqs.append(
-                Sequence(handle.request_id, i, prompt_len, out.tokens, out.finish_reason, spec, handle.queue, 0.0)
-            )
+            seq = Sequence(handle.request_id, i, prompt_len, out.tokens, out.finish_reason, spec, handle.queue, 0.0)
+            seq.block_hashes = hashes
+            handle.seqs.append(seq)
         return handle, prompt_len
 
     async def _events(self, handle: RequestHandle) -> list[StepEvent]:

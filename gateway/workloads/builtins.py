@@ -1,7 +1,8 @@
 """How the built-in workloads in `gateway/workloads/builtin/` are made (rebuild: `specgate workload build-builtin`).
 
-Rates are in simulated requests per second against the default emulated profile: ~1 request/s keeps a
-baseline server near one request in flight (low load); 12 requests/s keeps a few dozen in flight (high load).
+Rates are in simulated requests per second against the default emulated profile: 1 request/s keeps about
+one request in flight (low load), 6/s a handful (medium), 30/s a few dozen (high load, where verifying γ+1
+tokens per sequence makes the batch compute-bound).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ BUILTINS = (
     BuiltinSpec("demo-mixed", "mixed", 150, Arrival(rate=3.0), 7,
                 "the demo's mixed traffic: every task kind, low-to-moderate Poisson load"),
     BuiltinSpec("mixed-low", "mixed", 300, Arrival(rate=1.0), 11, "mixed traffic, Poisson at 1 request/s"),
-    BuiltinSpec("mixed-high", "mixed", 300, Arrival(rate=12.0), 12, "mixed traffic, Poisson at 12 requests/s"),
+    BuiltinSpec("mixed-medium", "mixed", 300, Arrival(rate=6.0), 16, "mixed traffic, Poisson at 6 requests/s"),
+    BuiltinSpec("mixed-high", "mixed", 300, Arrival(rate=30.0), 12, "mixed traffic, Poisson at 30 requests/s"),
     BuiltinSpec("mixed-phases", "mixed", 300, Arrival("phases", plan=((60.0, 1.0), (30.0, 10.0), (60.0, 1.0))), 13,
                 "mixed traffic: quiet, a busy phase, quiet again"),
     BuiltinSpec("structured-heavy", "structured", 300, Arrival(rate=3.0), 14, "mostly JSON, SQL and code edits"),

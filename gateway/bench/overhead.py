@@ -77,6 +77,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="an extra specgate target with more environment, e.g. nolog:SPECGATE_LOG_REQUESTS=false")
     p.add_argument("--out-dir", type=Path, default=RESULTS_DIR)
     p.add_argument("--tag", default="", help="suffix for the results file name")
+    p.add_argument("--from-json", type=Path, metavar="FILE",
+                   help="measure nothing: re-evaluate the targets of a results file, rewrite its .md, print it")
     args = p.parse_args(argv)
     if args.quick:
         args.requests, args.requests_c1, args.warmup, args.repeats = min(args.requests, 300), min(
@@ -369,8 +371,19 @@ def running(args: argparse.Namespace) -> Iterator[Bench]:
             bench.close()
 
 
+def write_results(results: dict[str, Any], json_path: Path) -> None:
+    results["targets_eval"] = evaluate(results["points"], results["rss"], results["workers"])
+    json_path.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))
+    json_path.with_suffix(".md").write_text(overhead_report.markdown(results))
+    overhead_report.print_rich(results)
+    print(f"results: {json_path} and {json_path.with_suffix('.md')}")
+
+
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
+    if args.from_json:
+        write_results(orjson.loads(args.from_json.read_bytes()), args.from_json)
+        return 0
     now = dt.datetime.now()
     stamp = now.strftime("%Y-%m-%d") + (f"-{args.tag}" if args.tag else "")
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -390,25 +403,20 @@ def main(argv: list[str]) -> int:
         results["points"] = bench.measure_points(bench.targets, concurrencies)
         proxied = [t for t in bench.targets if t.proc is not None]
         rss: dict[str, Any] = {"open_streams": {}, "long_run": {}}
-        if args.open_streams:
-            for t in proxied:
-                rss["open_streams"][t.name] = bench.open_streams(t)
-                progress(f"open streams {t.name}: {rss['open_streams'][t.name]}")
         gateway = next((t for t in bench.targets if t.name == "specgate"), None)
         if args.long_requests and gateway is not None:
             rss["long_run"][gateway.name] = bench.long_run(gateway)
             progress(f"long run: {rss['long_run'][gateway.name]['series']}")
+        if args.open_streams:
+            for t in proxied:
+                rss["open_streams"][t.name] = bench.open_streams(t)
+                progress(f"open streams {t.name}: {rss['open_streams'][t.name]}")
         results["rss"] = rss
         results["profile"] = profile(bench, gateway, args.out_dir, stamp) if args.profile and gateway else None
         results["workers"] = measure_workers(bench, args.workers) if args.workers > 1 else None
         results["notes"] = bench.notes
     results["load"]["after"] = uptime()
-    results["targets_eval"] = evaluate(results["points"], results["rss"], results["workers"])
-    json_path = args.out_dir / f"overhead-{stamp}.json"
-    json_path.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))
-    json_path.with_suffix(".md").write_text(overhead_report.markdown(results))
-    overhead_report.print_rich(results)
-    print(f"results: {json_path} and {json_path.with_suffix('.md')}")
+    write_results(results, args.out_dir / f"overhead-{stamp}.json")
     return 0
 
 

@@ -70,6 +70,15 @@ def _row(name: str, goal: str, measured: float | None, bare: float | None, ok: b
             "result": "n/a" if ok is None else ("PASS" if ok else "MISS"), "note": note}
 
 
+def _per_c(points: list[dict[str, Any]], gateway: str, bare: str, mode: str, metric: str) -> str:
+    """`c=1 2.10/1.20, c=16 ...`: the gateway's and the bare proxy's medians at every concurrency."""
+    parts = []
+    for c in sorted({p["concurrency"] for p in points if p["mode"] == mode}):
+        g, b = point_median(points, gateway, mode, c, metric), point_median(points, bare, mode, c, metric)
+        parts.append(f"c={c} " + "/".join("–" if v is None else f"{v:.2f}" for v in (g, b)))
+    return "specgate/bare ms: " + ", ".join(parts)
+
+
 def _worst(points: list[dict[str, Any]], target: str, mode: str, metric: str) -> tuple[float | None, int | None]:
     best: tuple[float | None, int | None] = (None, None)
     for p in points:
@@ -86,7 +95,8 @@ def evaluate(points: list[dict[str, Any]], rss: dict[str, Any], workers: dict[st
     cpu, c_at = _worst(points, gateway, "plain", "cpu_ms_per_req")
     cpu_bare, _ = _worst(points, bare, "plain", "cpu_ms_per_req")
     rows.append(_row("non-streaming CPU per request", "<= 0.5 ms", cpu, cpu_bare,
-                     None if cpu is None else cpu <= 0.5, "ms", f"worst concurrency point (c={c_at})"))
+                     None if cpu is None else cpu <= 0.5, "ms",
+                     f"worst point (c={c_at}); " + _per_c(points, gateway, bare, "plain", "cpu_ms_per_req")))
     ratios = []
     for p in points:
         if p["target"] == gateway and p["mode"] == "stream":
@@ -97,15 +107,22 @@ def evaluate(points: list[dict[str, Any]], rss: dict[str, Any], workers: dict[st
     if ratios:
         ratio, c_at, g, b = max(ratios)
         rows.append(_row("streaming CPU per stream vs bare", "<= 2.0x bare", ratio, 1.0, ratio <= 2.0, "x",
-                         f"worst point c={c_at}: {g:.2f} ms vs bare {b:.2f} ms per stream"))
+                         f"worst point c={c_at}: {g:.2f} ms vs bare {b:.2f} ms per stream; "
+                         + _per_c(points, gateway, bare, "stream", "cpu_ms_per_req")))
     else:
         rows.append(_row("streaming CPU per stream vs bare", "<= 2.0x bare", None, None, None, "x"))
     for mode in ("plain", "stream"):
         g = point_median(points, gateway, mode, 64, "rps")
         b = point_median(points, bare, mode, 64, "rps")
         ok = None if g is None or not b else g / b >= 0.8
+        note = "" if ok is None else f"{g:.0f} vs bare {b:.0f} req/s"
+        gc = point_median(points, gateway, mode, 64, "cpu_ms_per_req")
+        bc = point_median(points, bare, mode, 64, "cpu_ms_per_req")
+        if gc and bc:
+            note += (f"; CPU-bound capacity of one core (1000 / CPU ms per request): {1000 / gc:.0f} vs bare "
+                     f"{1000 / bc:.0f} req/s = {bc / gc:.2f}x")
         rows.append(_row(f"throughput c=64 {mode} vs bare", ">= 0.8x bare", None if ok is None else g / b, 1.0,
-                         ok, "x", "" if ok is None else f"{g:.0f} vs bare {b:.0f} req/s"))
+                         ok, "x", note))
     g = point_median(points, gateway, "plain", 1, "added_p50_ms")
     b = point_median(points, bare, "plain", 1, "added_p50_ms")
     rows.append(_row("added p50 latency c=1", "<= 0.6 ms", g, b, None if g is None else g <= 0.6, "ms"))

@@ -71,6 +71,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--profile", action="store_true", help="py-spy the gateway under load (needs py-spy)")
     p.add_argument("--profile-seconds", type=float, default=20.0)
     p.add_argument("--no-pin", action="store_true", help="do not pin processes to CPUs")
+    p.add_argument("--nice", type=int, default=0,
+                   help="niceness for every benchmark process (e.g. -5 as root on a shared, busy machine)")
     p.add_argument("--gateway-env", action="append", default=[], metavar="K=V",
                    help="extra environment for specgate (e.g. SPECGATE_LOG_REQUESTS=false)")
     p.add_argument("--variant", action="append", default=[], metavar="NAME:K=V[,K=V]",
@@ -146,7 +148,7 @@ class Bench:
             port = free_port()
             proc = start(f"backend-{role}", ["-m", "gateway.bench.overhead_backend", "--port", str(port), "--role",
                                              role, "--chunks", str(self.args.chunks)],
-                         cpus=self.load_cpus, log_dir=self.log_dir)
+                         cpus=self.load_cpus, log_dir=self.log_dir, nice=self.args.nice)
             self.procs.append(proc)
             self.backends[role] = f"http://127.0.0.1:{port}"
             wait_http(proc, self.backends[role] + "/health")
@@ -160,7 +162,7 @@ class Bench:
         for item in [*self.args.gateway_env, *(extra_env or [])]:
             key, _, value = item.partition("=")
             env[key] = value
-        proc = start(name, ["-m", "gateway", "serve"], cpus=cpus, env=env, log_dir=self.log_dir)
+        proc = start(name, ["-m", "gateway", "serve"], cpus=cpus, env=env, log_dir=self.log_dir, nice=self.args.nice)
         self.procs.append(proc)
         url = f"http://127.0.0.1:{port}"
         wait_http(proc, url + "/health")
@@ -179,7 +181,7 @@ class Bench:
                 port = free_port()
                 proc = start("bare-proxy", ["-m", "gateway.bench.overhead_proxy", "--port", str(port),
                                             "--upstream", self.backends["baseline"]],
-                             cpus=self.gw_cpus, log_dir=self.log_dir)
+                             cpus=self.gw_cpus, log_dir=self.log_dir, nice=self.args.nice)
                 self.procs.append(proc)
                 wait_http(proc, f"http://127.0.0.1:{port}/health")
                 self.targets.append(Target("bare-proxy", f"http://127.0.0.1:{port}", proc))
@@ -196,7 +198,7 @@ class Bench:
                     self.targets.append(target)
             else:
                 raise SystemExit(f"unknown target {name!r}; choose from {', '.join(ALL_TARGETS)}")
-        self.loadgen = LoadGen(self.load_cpus, self.log_dir)
+        self.loadgen = LoadGen(self.load_cpus, self.log_dir, self.args.nice)
 
     def start_litellm(self) -> Target | None:
         try:
@@ -210,7 +212,7 @@ class Bench:
             "model_list:\n  - model_name: specgate-bench\n    litellm_params:\n      model: openai/specgate-bench\n"
             f"      api_base: {self.backends['baseline']}/v1\n      api_key: none\n")
         proc = start("litellm", ["-m", "litellm.proxy.proxy_cli", "--config", str(config), "--port", str(port),
-                                 "--host", "127.0.0.1"], cpus=self.gw_cpus, log_dir=self.log_dir)
+                                 "--host", "127.0.0.1"], cpus=self.gw_cpus, log_dir=self.log_dir, nice=self.args.nice)
         self.procs.append(proc)
         try:
             wait_http(proc, f"http://127.0.0.1:{port}/health/liveliness", timeout=90)
@@ -399,7 +401,10 @@ def main(argv: list[str]) -> int:
                              "warmup": f"max({args.warmup}, c)", "repeats": args.repeats, "chunks": args.chunks,
                              "endpoint": PATHS[args.endpoint], "include_usage": args.include_usage,
                              "concurrency": concurrencies, "targets": [t.name for t in bench.targets],
-                             "gateway_env": args.gateway_env}
+                             "gateway_env": args.gateway_env, "nice": args.nice}
+        bench.notes.append("specgate runs with its default settings (adaptive policy, metrics, headers, JSON access "
+                           "log line per request written to a file) plus --gateway-env: "
+                           + (", ".join(args.gateway_env) or "none"))
         results["points"] = bench.measure_points(bench.targets, concurrencies)
         proxied = [t for t in bench.targets if t.proc is not None]
         rss: dict[str, Any] = {"open_streams": {}, "long_run": {}}

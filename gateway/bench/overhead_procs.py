@@ -26,8 +26,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _preexec(cpus: set[int] | None) -> Callable[[], None]:
+def _preexec(cpus: set[int] | None, nice: int) -> Callable[[], None]:
     def setup() -> None:
+        if nice:
+            os.nice(nice)
         if cpus:
             os.sched_setaffinity(0, cpus)
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -89,12 +91,12 @@ class Proc:
 
 
 def start(name: str, args: list[str], *, cpus: set[int] | None, env: dict[str, str] | None = None,
-          log_dir: Path, stdin: int | None = None, stdout: int | IO[bytes] | None = None) -> Proc:
+          log_dir: Path, stdin: int | None = None, stdout: int | IO[bytes] | None = None, nice: int = 0) -> Proc:
     log_path = log_dir / f"{name}.log"
     with log_path.open("wb") as log:
         popen = subprocess.Popen(
             [sys.executable, *args], env={**os.environ, **(env or {})}, stdin=stdin,
-            stdout=stdout if stdout is not None else log, stderr=log, preexec_fn=_preexec(cpus),
+            stdout=stdout if stdout is not None else log, stderr=log, preexec_fn=_preexec(cpus, nice),
         )
     return Proc(name, popen, log_path)
 
@@ -149,9 +151,9 @@ class PeakRss:
 class LoadGen:
     """The long-lived load generator process: one JSON job in, one JSON result out."""
 
-    def __init__(self, cpus: set[int] | None, log_dir: Path) -> None:
+    def __init__(self, cpus: set[int] | None, log_dir: Path, nice: int = 0) -> None:
         self.proc = start("loadgen", ["-m", "gateway.bench.overhead_load"], cpus=cpus, log_dir=log_dir,
-                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, nice=nice)
 
     def run(self, job: dict[str, Any]) -> dict[str, Any]:
         p = self.proc.popen

@@ -136,6 +136,7 @@ class Learner:
     def __init__(self, config: LearnerConfig) -> None:
         self.config = config
         self._tokens_per_step: dict[tuple[str, str], Ewma] = {}
+        self._bucket_tokens_per_step: dict[str, Ewma] = {}
         self._output_tokens: dict[tuple[str, str], Ewma] = {}
         self._backend_tokens_per_step = Ewma(config.prior_tokens_per_step)
         self._steps = {role: StepFit.from_prior(config.priors[role]) for role in ROLES}
@@ -153,9 +154,15 @@ class Learner:
         return self._backend_tokens_per_step.shrunk(self.config.prior_tokens_per_step, self.config.prior_weight)
 
     def tokens_per_step(self, cls: str, bucket: str) -> float:
-        est = self._tokens_per_step.get((cls, bucket))
+        """Shrunk in two levels: (class, bucket) toward the bucket over all classes (temperature is the
+        strongest single predictor of acceptance), which is shrunk toward the backend-wide value."""
+        pw = self.config.prior_weight
         prior = self.backend_tokens_per_step()
-        return prior if est is None else est.shrunk(prior, self.config.prior_weight)
+        level = self._bucket_tokens_per_step.get(bucket)
+        if level is not None:
+            prior = level.shrunk(prior, pw)
+        est = self._tokens_per_step.get((cls, bucket))
+        return prior if est is None else est.shrunk(prior, pw)
 
     def output_tokens(self, cls: str, bucket: str, max_tokens: int) -> float:
         est = self._output_tokens.get((cls, bucket))
@@ -180,9 +187,10 @@ class Learner:
             steps = obs.completion_tokens
         if obs.role == "speculative" and steps:
             tps = min(max(obs.completion_tokens / steps, 1.0), self.config.num_speculative_tokens + 1.0)
-            self._tokens_per_step.setdefault(key, Ewma(self.config.prior_tokens_per_step)).update(
-                tps, f, w=min(steps / 16.0, 4.0)
-            )
+            weight = min(steps / 16.0, 4.0)
+            self._tokens_per_step.setdefault(key, Ewma(self.config.prior_tokens_per_step)).update(tps, f, w=weight)
+            self._bucket_tokens_per_step.setdefault(obs.bucket, Ewma(self.config.prior_tokens_per_step)).update(
+                tps, f, w=weight)
         if steps is not None and steps >= 3 and obs.e2e_s > obs.ttft_s:
             step_s = (obs.e2e_s - obs.ttft_s) / (steps - 1)
             x = [1.0, float(obs.load_self), 1.0 if obs.load_other > 0 else 0.0, float(obs.load_other)]

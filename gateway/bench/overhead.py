@@ -151,10 +151,11 @@ class Bench:
                          cpus=self.load_cpus, log_dir=self.log_dir, nice=self.args.nice)
             self.procs.append(proc)
             self.backends[role] = f"http://127.0.0.1:{port}"
-            wait_http(proc, self.backends[role] + "/health")
+        for proc, url in zip(self.procs[-2:], self.backends.values(), strict=True):
+            wait_http(proc, url + "/health")
 
     def start_specgate(self, name: str, workers: int = 1, cpus: set[int] | None = None,
-                       extra_env: list[str] | None = None) -> Target:
+                       extra_env: list[str] | None = None, wait: bool = True) -> Target:
         port = free_port()
         env = {"SPECGATE_BASELINE_URLS": self.backends["baseline"],
                "SPECGATE_SPECULATIVE_URLS": self.backends["speculative"],
@@ -165,6 +166,8 @@ class Bench:
         proc = start(name, ["-m", "gateway", "serve"], cpus=cpus, env=env, log_dir=self.log_dir, nice=self.args.nice)
         self.procs.append(proc)
         url = f"http://127.0.0.1:{port}"
+        if not wait:
+            return Target(name, url, proc)
         wait_http(proc, url + "/health")
         if workers > 1:
             time.sleep(1.0)  # let every worker bind before load arrives
@@ -174,6 +177,7 @@ class Bench:
         wanted = [t.strip() for t in self.args.targets.split(",") if t.strip()]
         if self.args.variant:
             wanted.insert(wanted.index("specgate") + 1 if "specgate" in wanted else len(wanted), "variants")
+        self.loadgen = LoadGen(self.load_cpus, self.log_dir, self.args.nice)
         for name in wanted:
             if name == "direct":
                 self.targets.append(Target("direct", self.backends["baseline"]))
@@ -183,22 +187,23 @@ class Bench:
                                             "--upstream", self.backends["baseline"]],
                              cpus=self.gw_cpus, log_dir=self.log_dir, nice=self.args.nice)
                 self.procs.append(proc)
-                wait_http(proc, f"http://127.0.0.1:{port}/health")
                 self.targets.append(Target("bare-proxy", f"http://127.0.0.1:{port}", proc))
             elif name == "specgate":
-                self.targets.append(self.start_specgate("specgate", cpus=self.gw_cpus))
+                self.targets.append(self.start_specgate("specgate", cpus=self.gw_cpus, wait=False))
             elif name == "variants":
                 for spec in self.args.variant:
                     vname, _, assignments = spec.partition(":")
                     self.targets.append(self.start_specgate(f"specgate-{vname}", cpus=self.gw_cpus,
-                                                            extra_env=assignments.split(",")))
+                                                            extra_env=assignments.split(","), wait=False))
             elif name == "litellm":
                 target = self.start_litellm()
                 if target is not None:
                     self.targets.append(target)
             else:
                 raise SystemExit(f"unknown target {name!r}; choose from {', '.join(ALL_TARGETS)}")
-        self.loadgen = LoadGen(self.load_cpus, self.log_dir, self.args.nice)
+        for t in self.targets:
+            if t.proc is not None and t.name != "litellm":  # started together above, waited for here
+                wait_http(t.proc, t.url + "/health")
 
     def start_litellm(self) -> Target | None:
         try:

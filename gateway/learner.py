@@ -105,6 +105,7 @@ class Observation:
     e2e_s: float
     load_self: int  # in flight on the role when the request started, itself included
     load_other: int
+    max_tokens: int | None = None  # as the client set it
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +139,7 @@ class Learner:
         self._tokens_per_step: dict[tuple[str, str], Ewma] = {}
         self._bucket_tokens_per_step: dict[str, Ewma] = {}
         self._output_tokens: dict[tuple[str, str], Ewma] = {}
+        self._output_fraction: dict[tuple[str, str], Ewma] = {}
         self._backend_tokens_per_step = Ewma(config.prior_tokens_per_step)
         self._steps = {role: StepFit.from_prior(config.priors[role]) for role in ROLES}
         self._prefill = {role: Ewma(config.prior_prefill_s_per_token) for role in ROLES}
@@ -164,7 +166,13 @@ class Learner:
         est = self._tokens_per_step.get((cls, bucket))
         return prior if est is None else est.shrunk(prior, pw)
 
-    def output_tokens(self, cls: str, bucket: str, max_tokens: int) -> float:
+    def output_tokens(self, cls: str, bucket: str, max_tokens: int, max_tokens_given: bool = False) -> float:
+        """Expected completion tokens: the learned fraction of `max_tokens` when the client set it (apps
+        size max_tokens to the task), else the learned mean length; never above `max_tokens`."""
+        if max_tokens_given:
+            frac = self._output_fraction.get((cls, bucket))
+            if frac is not None:
+                return max(1.0, frac.shrunk(1.0, 1.0) * max_tokens)
         est = self._output_tokens.get((cls, bucket))
         prior = min(self.config.prior_output_tokens, float(max_tokens))
         mean = prior if est is None else est.shrunk(prior, self.config.prior_weight)
@@ -182,6 +190,9 @@ class Learner:
             self._output_tokens.setdefault(key, Ewma(self.config.prior_output_tokens)).update(
                 obs.completion_tokens, f
             )
+            if obs.max_tokens:
+                self._output_fraction.setdefault(key, Ewma(1.0)).update(
+                    min(obs.completion_tokens / obs.max_tokens, 1.0), f)
         steps = obs.steps
         if obs.role == "baseline" and steps is None:
             steps = obs.completion_tokens

@@ -307,6 +307,7 @@ class Proxy:
                 role=role, cls=cls, bucket=ctx.routed.bucket, prompt_tokens=ctx.routed.features.prompt_tokens,
                 completion_tokens=tokens, steps=outcome.steps, ttft_s=outcome.ttft_s or e2e, e2e_s=e2e,
                 load_self=load_self, load_other=load_other,
+                max_tokens=ctx.routed.features.max_tokens if ctx.routed.features.max_tokens_given else None,
             ))
         self._log(ctx, backend, outcome, e2e, load_self, load_other)
 

@@ -75,7 +75,8 @@ class Router:
         if oracle is not None:
             output, tps = min(oracle.output_tokens, float(f.max_tokens)), oracle.tokens_per_step
         else:
-            output, tps = lrn.output_tokens(cls, bucket, f.max_tokens), lrn.tokens_per_step(cls, bucket)
+            output = lrn.output_tokens(cls, bucket, f.max_tokens, f.max_tokens_given)
+            tps = lrn.tokens_per_step(cls, bucket)
         return Estimates(
             output_tokens=output,
             tokens_per_step=tps,

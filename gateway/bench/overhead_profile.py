@@ -44,11 +44,16 @@ def _short(frame: str) -> str:
     return f"{m['func']} ({path})"
 
 
+def _file(frame: str) -> str:
+    return frame.rpartition("(")[2].rstrip(")").split(":")[0]
+
+
 def hot_spots(collapsed: str, top: int = 25) -> dict[str, Any]:
     """Self (leaf) and total (anywhere on the stack) share of samples per function."""
     self_c: Counter[str] = Counter()
     total_c: Counter[str] = Counter()
     files_c: Counter[str] = Counter()
+    files_total: Counter[str] = Counter()
     samples = 0
     for line in collapsed.splitlines():
         stack, _, count_s = line.rpartition(" ")
@@ -63,21 +68,27 @@ def hot_spots(collapsed: str, top: int = 25) -> dict[str, Any]:
         self_c[frames[-1]] += count
         for f in set(frames):
             total_c[f] += count
-        leaf_file = frames[-1].rpartition("(")[2].rstrip(")")
-        files_c[leaf_file.split(":")[0]] += count
+        files_c[_file(frames[-1])] += count
+        for f in {_file(frame) for frame in frames}:
+            files_total[f] += count
 
-    def pct(c: Counter[str]) -> list[dict[str, Any]]:
-        return [{"function": k, "pct": round(100 * v / samples, 1)} for k, v in c.most_common(top)] if samples else []
+    def pct(c: Counter[str], outer: bool = True) -> list[dict[str, Any]]:
+        """Top entries; `outer=False` drops frames on (nearly) every stack, such as main() and the loop."""
+        rows = [(k, v) for k, v in c.most_common() if outer or v < 0.9 * samples][:top]
+        return [{"function": k, "pct": round(100 * v / samples, 1)} for k, v in rows] if samples else []
 
     gateway_total = sum(v for k, v in self_c.items() if "(gateway/" in k)
-    return {"samples": samples, "self": pct(self_c), "total": pct(total_c), "self_by_file": pct(files_c),
+    return {"samples": samples, "self": pct(self_c), "total": pct(total_c, outer=False),
+            "self_by_file": pct(files_c), "total_by_file": pct(files_total, outer=False),
             "gateway_code_self_pct": round(100 * gateway_total / samples, 1) if samples else None}
 
 
 def summary_text(spots: dict[str, Any], header: str) -> str:
     lines = [header, f"samples: {spots['samples']}; self time in gateway/ code: {spots['gateway_code_self_pct']}%", ""]
-    for title, key in (("self % (leaf frames)", "self"), ("total % (on the stack)", "total"),
-                       ("self % by file", "self_by_file")):
+    for title, key in (("self % (leaf frames)", "self"),
+                       ("total % (anywhere on the stack; frames on >90% of stacks left out)", "total"),
+                       ("self % by file", "self_by_file"),
+                       ("total % by file (time inside the file and what it calls)", "total_by_file")):
         lines.append(title)
         lines += [f"  {row['pct']:5.1f}%  {row['function']}" for row in spots[key]]
         lines.append("")

@@ -64,8 +64,8 @@ def full_body(chat: bool, chunks: int) -> bytes:
 
 def stream_events(chat: bool, chunks: int, include_usage: bool, continuous: bool) -> list[bytes]:
     """One `data: ...\\n\\n` event per engine step, as vLLM frames them (chat opens with a role chunk)."""
-    head = ({"id": "chatcmpl-bench", "object": "chat.completion.chunk"} if chat
-            else {"id": "cmpl-bench", "object": "text_completion"})
+    head: dict[str, object] = ({"id": "chatcmpl-bench", "object": "chat.completion.chunk"} if chat
+                               else {"id": "cmpl-bench", "object": "text_completion"})
     head = {**head, "created": 1700000000, "model": MODEL}
     events: list[dict[str, object]] = []
     if chat:

@@ -59,6 +59,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--chunks", type=int, default=64, help="content chunks per streamed response")
     p.add_argument("--endpoint", choices=sorted(PATHS), default="chat")
+    p.add_argument("--prompt-chars", type=int, default=0,
+                   help="pad the prompt with prose to this many characters (the classifier reads it all)")
     p.add_argument("--include-usage", action="store_true",
                    help="clients ask for stream_options.include_usage (default: they don't; the gateway adds it "
                         "and strips the usage event, its costlier path)")
@@ -116,12 +118,26 @@ def cpu_plan(no_pin: bool) -> tuple[set[int] | None, set[int] | None, str]:
                       f"{','.join(map(str, sorted(load)))} (os.sched_setaffinity)")
 
 
+BASE_PROMPTS = {"chat": "Summarise speculative decoding in two sentences.", "completions": "Speculative decoding is"}
+PROSE = ("A draft model proposes several tokens and the target model verifies them in one forward pass; "
+         "when most proposals are accepted the server emits more than one token per step, and when few are, "
+         "the extra work only slows every request sharing the batch. ")
+
+
+def prompt_text(base: str, chars: int) -> str:
+    if chars <= len(base):
+        return base
+    filler = PROSE * (chars // len(PROSE) + 1)
+    return (filler[: chars - len(base) - 1] + " " + base)[:chars]
+
+
 def request_body(args: argparse.Namespace, stream: bool) -> str:
     body: dict[str, Any] = {"model": "specgate-bench", "max_tokens": args.chunks, "temperature": 0.0}
     if args.endpoint == "chat":
-        body["messages"] = [{"role": "user", "content": "Summarise speculative decoding in two sentences."}]
+        content = prompt_text(BASE_PROMPTS["chat"], args.prompt_chars)
+        body["messages"] = [{"role": "user", "content": content}]
     else:
-        body["prompt"] = "Speculative decoding is"
+        body["prompt"] = prompt_text(BASE_PROMPTS["completions"], args.prompt_chars)
     if stream:
         body["stream"] = True
         if args.include_usage:
@@ -409,6 +425,7 @@ def main(argv: list[str]) -> int:
         results["config"] = {"pinning": bench.pinning, "requests": args.requests, "requests_c1": args.requests_c1,
                              "warmup": f"max({args.warmup}, c)", "repeats": args.repeats, "chunks": args.chunks,
                              "endpoint": PATHS[args.endpoint], "include_usage": args.include_usage,
+                             "prompt_chars": len(prompt_text(BASE_PROMPTS[args.endpoint], args.prompt_chars)),
                              "concurrency": concurrencies, "targets": [t.name for t in bench.targets],
                              "gateway_env": args.gateway_env, "nice": args.nice}
         bench.notes.append("specgate runs with its default settings (adaptive policy, metrics, headers, JSON access "

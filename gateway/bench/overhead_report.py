@@ -65,7 +65,9 @@ def markdown(results: dict[str, Any]) -> str:
         f"- pinning: {results['config']['pinning']}; niceness {results['config'].get('nice', 0)}",
         f"- requests per point: {results['config']['requests']} (c=1: {results['config']['requests_c1']}), "
         f"warm-up {results['config']['warmup']}, repeats {results['config']['repeats']}, "
-        f"{results['config']['chunks']} chunks per stream, endpoint {results['config']['endpoint']}",
+        f"{results['config']['chunks']} chunks per stream, endpoint {results['config']['endpoint']}, "
+        f"prompt {results['config'].get('prompt_chars', '?')} characters, client asks for include_usage: "
+        f"{results['config'].get('include_usage', False)}",
         "- cells: median over repeats (min–max); CPU s/1k req is the target's process-tree CPU per 1,000 requests "
         "(= ms per request), measured with psutil over warm-up + measured requests", "",
         "## Targets (issue 8)", "",

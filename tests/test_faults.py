@@ -16,6 +16,8 @@ import aiohttp
 import pytest
 from fakes import FakeBackend, FakeProcess
 
+from gateway.state import AppState
+
 CHAT = "/v1/chat/completions"
 BODY = {"model": "fake-model", "messages": [{"role": "user", "content": "hello there"}], "max_tokens": 16}
 ABORT_BUDGET_S = 0.2
@@ -417,6 +419,9 @@ async def test_client_disconnect_aborts_upstream_within_200ms(
     assert metric(text, "specgate_requests_total", backend="baseline-0", status="aborted") == 1
     assert metric(text, "specgate_inflight_requests", backend="baseline-0") == 0
     assert metric(text, "specgate_upstream_errors_total") == 0  # a client leaving is not the backend's fault
+    connector: Any = gw.app[AppState.key].proxy.session.connector
+    # the upstream connection was closed, not leaked (health checks and scrapes hold some for a moment)
+    assert await wait_for(lambda: len(connector._acquired) == 0, 1.0)
 
 
 # --------------------------------------------------------------------------- pass-through, no late retry

@@ -13,7 +13,10 @@ the learned mean acceptance length on the speculative server) is predicted to ta
 
 and to slow the requests already running: each co-running request on the same server loses
 `per_request` per step for the request's steps, and each request on the other server loses
-`per_other_request` per step of its own while ours runs. The policy adds that externality, weighted.
+`per_other_request` per step of its own while ours runs, plus `other_busy` when ours turns an idle
+server on. That turn-on charge is the one place where more load can make a server look cheaper (an
+already busy server costs the other nothing extra to keep busy); the predicted latency itself is
+monotone in load. The policy adds that externality, weighted.
 """
 
 from __future__ import annotations
@@ -88,5 +91,7 @@ def predict(
     on_self = load_self.inflight * model_self.per_request_s * (steps + 1.0)
     other_step = model_other.step_s(load_other.inflight, 0)  # its pace without us: an upper bound on its steps
     other_steps_during = e2e / other_step if other_step > 0 else 0.0
-    on_other = load_other.inflight * model_other.per_other_request_s * other_steps_during
+    # Turning an idle server on makes every step of the other wait for ours: charge it only then.
+    turn_on = model_other.other_busy_s if load_self.inflight == 0 else 0.0
+    on_other = load_other.inflight * (model_other.per_other_request_s + turn_on) * other_steps_during
     return Prediction(role=role, ttft_s=ttft, e2e_s=e2e, externality_s=on_self + on_other, step_s=step)

@@ -113,8 +113,9 @@ def test_more_speculative_load_never_makes_speculative_cheaper(prompt: int, out:
     shape = RequestShape(prompt, out, tps)
     a = predict("speculative", shape, Load(spec_load), Load(base_load), m_spec, m_base, 4e-5)
     b = predict("speculative", shape, Load(spec_load + extra), Load(base_load), m_spec, m_base, 4e-5)
-    assert b.e2e_s >= a.e2e_s - 1e-12
-    assert b.cost(0.5) >= a.cost(0.5) - 1e-12
+    assert b.e2e_s >= a.e2e_s - 1e-12 and b.ttft_s >= a.ttft_s - 1e-12
+    if spec_load > 0 or extra == 0 or base_load == 0:  # beyond the idle → busy turn-on charge
+        assert b.cost(0.5) >= a.cost(0.5) - 1e-12
 
 
 @given(features(n=1), st.integers(0, 64), st.integers(0, 64), st.integers(1, 32))
@@ -158,8 +159,10 @@ def test_adaptive_table_speculation_pays_at_low_load_not_at_high() -> None:
     low = _decide("adaptive", _inp(f, "structured", 0, 0, tps=3.3))
     assert low.role == "speculative" and low.reason == "predicted_faster"
     assert low.detail.startswith("predicted_faster ") and low.detail.endswith("x on speculative")
-    high = _decide("adaptive", _inp(f, "structured", 4, 120, tps=1.4))
-    assert high.role == "baseline"
+    busy = _decide("adaptive", _inp(f, "structured", 2, 48, tps=1.4))  # spec loaded, low acceptance
+    assert busy.role == "baseline"
+    idle_spec = _decide("adaptive", _inp(f, "structured", 32, 0, tps=1.2))  # turning spec on costs the baseline
+    assert idle_spec.role == "baseline"
 
 
 @settings(max_examples=300)

@@ -251,3 +251,32 @@ async def test_client_request_id_cannot_forge_log_fields(gateway_factory: Any,
         if line.startswith("{"):
             parsed = json.loads(line)
             assert parsed.get("event") != "admin_login" and parsed.get("id", forged) == forged, line
+
+
+NON_UTF8 = ("BUG: a key header that is not UTF-8 gives 500: handlers._bearer does "
+            "request.headers.get(...).encode(), and aiohttp hands over undecodable bytes as surrogates "
+            "(UnicodeEncodeError); encode with 'surrogateescape' (or catch it) and answer 401")
+
+
+@pytest.mark.parametrize(("path", "header"), [
+    pytest.param(CHAT, b"Authorization: Bearer \xff\xfe", marks=pytest.mark.xfail(strict=True, reason=NON_UTF8)),
+    pytest.param(CHAT, b"x-api-key: \xff", marks=pytest.mark.xfail(strict=True, reason=NON_UTF8)),
+    pytest.param("/admin/config", b"Authorization: Bearer \xc3(", marks=pytest.mark.xfail(strict=True,
+                                                                                         reason=NON_UTF8)),
+    (CHAT, "Authorization: Bearer k\u00e9y".encode()),
+    (CHAT, b"Authorization: Bearer"),
+    (CHAT, b"Authorization: bearer   "),
+], ids=["bearer-ff", "x-api-key-ff", "admin-bad-utf8", "utf8", "bare-scheme", "blank"])
+async def test_odd_key_bytes_give_401_not_500(secured: Any, path: str, header: bytes) -> None:
+    import asyncio
+
+    host, port = secured.url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    payload = b'{"model": "fake-model", "prompt": "x"}'
+    method = b"GET " if path.startswith("/admin") else b"POST "
+    writer.write(method + path.encode() + b" HTTP/1.1\r\nHost: x\r\n" + header + b"\r\nConnection: close\r\n"
+                 b"Content-Type: application/json\r\nContent-Length: " + str(len(payload)).encode() + b"\r\n\r\n"
+                 + payload)
+    answer = await asyncio.wait_for(reader.read(-1), 5)
+    writer.close()
+    assert answer.startswith(b"HTTP/1.1 401 "), answer[:200]

@@ -280,3 +280,14 @@ async def test_odd_key_bytes_give_401_not_500(secured: Any, path: str, header: b
     answer = await asyncio.wait_for(reader.read(-1), 5)
     writer.close()
     assert answer.startswith(b"HTTP/1.1 401 "), answer[:200]
+
+
+def test_keys_from_environment_are_parsed_and_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gateway.settings import Settings
+
+    monkeypatch.setenv("SPECGATE_API_KEYS", f" {CLIENT_KEY} ,{OTHER_KEY},")
+    monkeypatch.setenv("SPECGATE_ADMIN_API_KEY", ADMIN_KEY)
+    monkeypatch.setenv("SPECGATE_UPSTREAM_API_KEY", UPSTREAM_KEY)
+    settings = Settings()
+    assert settings.client_keys() == [CLIENT_KEY.encode(), OTHER_KEY.encode()]
+    assert_no_secret(repr(settings) + str(settings) + str(settings.redacted()))

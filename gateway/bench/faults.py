@@ -448,6 +448,12 @@ def render_md(result: dict[str, Any]) -> str:
               "*completed*). *cut mid-stream*: the response had started; it ended with an SSE error event and a "
               "closed connection, as designed (no retry after the first byte). *failed*: lost although it "
               "could have been retried.", ""]
+    for s in result["scenarios"]:
+        if "backend_saw_aborts" in s:
+            lines += [f"Client disconnects: {s['client_aborted']} clients left early; the backend saw "
+                      f"{s['backend_saw_aborts']} aborted requests.", ""]
+        if s["failed_statuses"]:
+            lines += [f"{s['scenario']}: failures by kind {s['failed_statuses']}", ""]
     if result.get("abort_latency"):
         lines += ["## Client disconnect → backend sees the abort", "",
                   "| when the client leaves | n | p50 ms | max ms | under 200 ms |", "|---|---:|---:|---:|---:|"]

@@ -6,6 +6,7 @@ Backends are FakeBackends (tests/fakes.py) in-process, or in their own process w
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import time
@@ -518,3 +519,38 @@ async def test_total_timeout_bounds_streams_and_unary(gateway_factory: Any,
         assert time.monotonic() - t0 < 3.0
     assert await wait_for(lambda: len(base.aborted) + len(spec.aborted) >= 2, 1.0)
     assert base.completed == 0 and spec.completed == 0
+
+
+async def test_connect_timeout_fails_over(gateway_factory: Any, fakes: tuple[FakeBackend, FakeBackend]) -> None:
+    """A backend whose accept queue is full (SYNs dropped): the connect timeout, not the first-byte
+    timeout, ends the attempt and the request fails over."""
+    import socket
+
+    _, spec = fakes
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    fillers = []
+    for _ in range(4):  # fill the accept queue; further SYNs are dropped, connects hang
+        s = socket.socket()
+        s.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            s.connect(listener.getsockname())
+        fillers.append(s)
+    await asyncio.sleep(0.1)
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    try:
+        gw = await gateway_factory(baseline_urls=[url], speculative_urls=[spec.url], policy="baseline",
+                                   connect_timeout_s=0.3, first_byte_timeout_s=10, health_interval_s=60)
+        async with aiohttp.ClientSession() as s:
+            t0 = time.monotonic()
+            async with s.post(gw.url + CHAT, json=body()) as r:
+                assert r.status == 200 and r.headers["x-specgate-backend"] == "speculative"
+            took = time.monotonic() - t0
+        assert 0.25 < took < 2.0, took
+        _, text = await get_text(gw.url + "/metrics")
+        assert metric(text, "specgate_failovers_total", backend="baseline-0") == 1
+    finally:
+        for s in fillers:
+            s.close()
+        listener.close()

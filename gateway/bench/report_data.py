@@ -129,7 +129,8 @@ def from_results(docs: Sequence[dict[str, Any]], memory: dict[str, Any]) -> Repo
     o = overall(main)
     return ReportData(
         source=", ".join(f"{d['workload']}@{d['profile']}" for d in docs),
-        speedup_basis="mean end-to-end latency, same requests on each server (bench)",
+        speedup_basis=f"mean end-to-end latency, same requests on each server (bench); class rows from "
+                      f"{main['workload']}",
         classes=rows, load=load, memory=memory, overall_speedup=o.get("speculative_speedup"),
         gateway_gain=o.get("gateway_vs_best_static"), gateway_policy=o.get("gateway_policy"),
         extra={"profile": main["profile"]},

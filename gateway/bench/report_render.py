@@ -35,8 +35,11 @@ def verdict_lines(data: ReportData) -> list[str]:
     hurts = [r.cls for r in data.classes if r.speedup is not None and r.speedup <= HURTS]
     if data.overall_speedup is not None:
         s = data.overall_speedup
-        lines.append(f"Overall, speculative decoding is {s:.2f}x baseline's speed on this traffic."
-                     if s >= 1 else f"Overall, speculative decoding is {1 / s:.2f}x slower than baseline here.")
+        if abs(s - 1.0) < 0.02:
+            lines.append("Overall, speculative decoding is about as fast as baseline on this traffic.")
+        else:
+            lines.append(f"Overall, speculative decoding is {s:.2f}x baseline's speed on this traffic."
+                         if s > 1 else f"Overall, speculative decoding is {1 / s:.2f}x slower than baseline here.")
     if pays:
         lines.append(f"It pays for: {', '.join(pays)}.")
     if hurts:

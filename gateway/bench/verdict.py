@@ -85,8 +85,11 @@ def overall_sentence(doc: dict[str, Any]) -> str:
     bits = []
     if o.get("speculative_speedup") is not None:
         r = o["speculative_speedup"]
-        bits.append(f"Speculative alone is {r:.2f}x baseline's speed on this traffic" if r >= 1
-                    else f"Speculative alone is {1 / r:.2f}x slower than baseline on this traffic")
+        if abs(r - 1.0) < 0.02:
+            bits.append("Speculative alone is about as fast as baseline on this traffic")
+        else:
+            bits.append(f"Speculative alone is {r:.2f}x baseline's speed on this traffic" if r > 1
+                        else f"Speculative alone is {1 / r:.2f}x slower than baseline on this traffic")
     if o.get("gateway_vs_best_static") is not None:
         g = o["gateway_vs_best_static"]
         bits.append(f"{o['gateway_policy']} routing is {g:.2f}x the best single backend ({o['best_static']})")

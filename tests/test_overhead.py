@@ -39,8 +39,8 @@ def test_stats_helpers() -> None:
 
 @pytest.mark.timeout(60)
 def test_smoke_run_writes_results(tmp_path: Path) -> None:
-    rc = overhead.main(["--quick", "--concurrency", "1,4", "--requests", "20", "--requests-c1", "10", "--warmup", "2",
-                        "--open-streams", "20", "--open-stream-delay-s", "0.005", "--long-requests", "400",
+    rc = overhead.main(["--quick", "--concurrency", "1,4", "--requests", "10", "--requests-c1", "5", "--warmup", "2",
+                        "--open-streams", "10", "--open-stream-delay-s", "0.005", "--long-requests", "200",
                         "--targets", "direct,bare-proxy,specgate",
                         "--out-dir", str(tmp_path), "--tag", "smoke"])
     assert rc == 0
@@ -60,8 +60,8 @@ def test_smoke_run_writes_results(tmp_path: Path) -> None:
             assert p["median"]["ttft_p50_ms"] is not None
         if p["target"] != "direct":
             assert p["median"]["cpu_ms_per_req"] is not None and p["median"]["added_p50_ms"] is not None
-    assert results["rss"]["open_streams"]["specgate"]["streams"] == 20
-    assert results["rss"]["long_run"]["specgate"]["requests"] == 400
+    assert results["rss"]["open_streams"]["specgate"]["streams"] == 10
+    assert results["rss"]["long_run"]["specgate"]["requests"] == 200
     names = {row["target"] for row in results["targets_eval"]}
     assert "non-streaming CPU per request" in names and "RSS with open streams" in names
     assert all(row["result"] in ("PASS", "MISS", "n/a") for row in results["targets_eval"])

@@ -22,6 +22,7 @@ import datetime as dt
 import os
 import platform
 import shlex
+import subprocess
 import sys
 import tempfile
 import time
@@ -102,6 +103,22 @@ def machine_info() -> dict[str, Any]:
                 break
     return {"nproc": os.cpu_count(), "cpu_model": model, "python": platform.python_version(),
             "platform": platform.platform()}
+
+
+def git_state() -> dict[str, Any]:
+    """The commit measured and the gateway files that differed from it (others may be editing)."""
+    root = Path(__file__).resolve().parents[2]
+
+    def git(*cmd: str) -> str:
+        try:
+            return subprocess.run(["git", "-C", str(root), *cmd], capture_output=True, text=True,
+                                  timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    dirty = [line.split(None, 1)[1] for line in git("status", "--porcelain", "--", "gateway").splitlines()
+             if line.strip() and not line.startswith("??")]
+    return {"commit": git("rev-parse", "--short", "HEAD"), "modified": dirty}
 
 
 def uptime() -> str:
@@ -417,7 +434,7 @@ def main(argv: list[str]) -> int:
     concurrencies = [int(c) for c in args.concurrency.split(",") if c.strip()]
     results: dict[str, Any] = {
         "date": now.isoformat(timespec="seconds"), "machine": machine_info(),
-        "command": "specgate bench-overhead " + shlex.join(argv), "load": {"before": uptime()},
+        "command": "specgate bench-overhead " + shlex.join(argv), "load": {"before": uptime()}, "git": git_state(),
     }
     with running(args) as bench:
         bench.start_backends()

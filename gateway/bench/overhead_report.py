@@ -62,6 +62,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"- machine: {m['nproc']} CPUs ({m['cpu_model']}), Python {m['python']}, {m['platform']}",
         f"- load before / after: `{results['load']['before']}` / `{results['load']['after']}`",
         f"- command: `{results['command']}`",
+        f"- code: commit {results.get('git', {}).get('commit', '?')}, gateway files modified in the working tree: "
+        f"{', '.join(results.get('git', {}).get('modified', [])) or 'none'}",
         f"- pinning: {results['config']['pinning']}; niceness {results['config'].get('nice', 0)}",
         f"- requests per point: {results['config']['requests']} (c=1: {results['config']['requests_c1']}), "
         f"warm-up {results['config']['warmup']}, repeats {results['config']['repeats']}, "

@@ -1,22 +1,23 @@
-"""Pure latency model of one request on each backend of a pair that shares one GPU.
+"""Pure latency model of one request on each server of a pair that shares one GPU.
 
-Per engine step of a server, step time grows with its own batch and with the other server's load
-(without MPS the two servers' kernels take turns):
+Each server's own engine step grows with its batch: `own(load) = base + per_request · load`. Without
+MPS the two servers' kernels take turns, so a step of one server also waits for a share κ
+(`interference`, 0 = perfect overlap, 1 = strict alternation) of the other server's step whenever the
+other has work:
 
-    step_s(role) = base + per_request * load_self + other_busy * [load_other > 0] + per_other_request * load_other
+    step_s(self) = own_self(load_self) + κ · [load_other > 0] · own_other(load_other)
 
-A request with P prompt tokens and O output tokens at T tokens per step (T = 1 on the baseline,
-the learned mean acceptance length on the speculative server) is predicted to take
+A request with P prompt tokens and O expected output tokens at T tokens per step (T = 1 on the
+baseline, the learned mean acceptance length on the speculative server) is predicted at
 
-    ttft = prefill_s_per_token * P + step_s
-    e2e  = ttft + (O - 1) / T * step_s
+    ttft = prefill_s_per_token · P + step_s
+    e2e  = ttft + (O − 1) / T · step_s
 
-and to slow the requests already running: each co-running request on the same server loses
-`per_request` per step for the request's steps, and each request on the other server loses
-`per_other_request` per step of its own while ours runs, plus `other_busy` when ours turns an idle
-server on. That turn-on charge is the one place where more load can make a server look cheaper (an
-already busy server costs the other nothing extra to keep busy); the predicted latency itself is
-monotone in load. The policy adds that externality, weighted.
+and it slows the requests already running: each co-running request on its server loses `per_request`
+per step of ours; each request on the other server loses κ · (the growth of our server's step) per step
+of its own while ours runs, which is a whole κ · own(1) when ours turns an idle server on. That turn-on
+charge is the one place where more load can make a server look cheaper (an already busy server costs
+the other nothing extra to keep busy); the predicted latency itself is monotone in load.
 """
 
 from __future__ import annotations
@@ -28,21 +29,20 @@ ROLES = ("baseline", "speculative")
 
 @dataclass(frozen=True, slots=True)
 class StepModel:
-    """Seconds per engine step of one server as a function of load (all coefficients ≥ 0)."""
+    """Seconds per engine step of one server on its own, as a function of its batch (coefficients ≥ 0)."""
 
     base_s: float
     per_request_s: float
-    other_busy_s: float
-    per_other_request_s: float
 
-    def step_s(self, load_self: float, load_other: float) -> float:
-        busy_other = 1.0 if load_other > 0 else 0.0
-        return (
-            self.base_s
-            + self.per_request_s * load_self
-            + self.other_busy_s * busy_other
-            + self.per_other_request_s * load_other
-        )
+    def own_s(self, load: float) -> float:
+        return self.base_s + self.per_request_s * load
+
+
+def step_s(model_self: StepModel, model_other: StepModel, load_self: float, load_other: float,
+           interference: float) -> float:
+    """One step of `self` with the other server's load on the same GPU."""
+    waits = interference * model_other.own_s(load_other) if load_other > 0 else 0.0
+    return model_self.own_s(load_self) + waits
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,20 +78,17 @@ def predict(
     load_other: Load,
     model_self: StepModel,
     model_other: StepModel,
+    interference: float,
     prefill_s_per_token: float,
 ) -> Prediction:
     """Predicted TTFT, end-to-end latency and imposed slowdown of one request sent to `role`."""
-    batch = load_self.inflight + 1
-    step = model_self.step_s(batch, load_other.inflight)
-    tokens_per_step = max(shape.tokens_per_step, 1.0)
-    steps = max(shape.output_tokens - 1.0, 0.0) / tokens_per_step
+    ls, lo = load_self.inflight, load_other.inflight
+    step = step_s(model_self, model_other, ls + 1, lo, interference)
+    steps = max(shape.output_tokens - 1.0, 0.0) / max(shape.tokens_per_step, 1.0)
     ttft = prefill_s_per_token * shape.prompt_tokens + step
     e2e = ttft + steps * step
-    # Slowdown imposed on others while this request runs (steps + one prefill step).
-    on_self = load_self.inflight * model_self.per_request_s * (steps + 1.0)
-    other_step = model_other.step_s(load_other.inflight, 0)  # its pace without us: an upper bound on its steps
-    other_steps_during = e2e / other_step if other_step > 0 else 0.0
-    # Turning an idle server on makes every step of the other wait for ours: charge it only then.
-    turn_on = model_other.other_busy_s if load_self.inflight == 0 else 0.0
-    on_other = load_other.inflight * (model_other.per_other_request_s + turn_on) * other_steps_during
+    on_self = ls * model_self.per_request_s * (steps + 1.0)
+    growth = model_self.per_request_s if ls > 0 else model_self.own_s(1)
+    other_step = step_s(model_other, model_self, lo, ls, interference)
+    on_other = lo * interference * growth * (e2e / other_step) if lo > 0 else 0.0
     return Prediction(role=role, ttft_s=ttft, e2e_s=e2e, externality_s=on_self + on_other, step_s=step)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gateway.costmodel import ROLES, StepModel
+from gateway.costmodel import ROLES, StepModel, step_s
 
 
 @dataclass(slots=True)
@@ -40,7 +40,8 @@ class Ewma:
 
 @dataclass(slots=True)
 class StepFit:
-    """Recursive least squares (Kalman form, with forgetting) for one role's step time, in units of scale_s."""
+    """Recursive least squares (Kalman form, with forgetting) of one server's own step time on [1, load],
+    in units of its prior base step time."""
 
     theta: list[float]
     p: list[list[float]]
@@ -51,33 +52,29 @@ class StepFit:
     @classmethod
     def from_prior(cls, prior: StepModel) -> StepFit:
         scale = prior.base_s
-        theta = [prior.base_s / scale, prior.per_request_s / scale, prior.other_busy_s / scale,
-                 prior.per_other_request_s / scale]
-        variances = [0.5, 0.02**2, 0.5, 0.02**2]
-        p = [[variances[i] if i == j else 0.0 for j in range(4)] for i in range(4)]
-        return cls(theta=theta, p=p, scale_s=scale)
+        return cls(theta=[1.0, prior.per_request_s / scale], p=[[0.5, 0.0], [0.0, 0.02**2]], scale_s=scale)
 
-    def update(self, x: list[float], step_s: float, forgetting: float) -> None:
+    def update(self, load: float, step_s: float, forgetting: float) -> None:
+        x = (1.0, load)
         y = step_s / self.scale_s
-        px = [sum(self.p[i][j] * x[j] for j in range(4)) for i in range(4)]
-        denom = self.noise + sum(x[i] * px[i] for i in range(4))
+        px = [self.p[i][0] * x[0] + self.p[i][1] * x[1] for i in range(2)]
+        denom = self.noise + x[0] * px[0] + x[1] * px[1]
         gain = [v / denom for v in px]
-        err = y - sum(self.theta[i] * x[i] for i in range(4))
-        self.theta = [self.theta[i] + gain[i] * err for i in range(4)]
-        p = [[(self.p[i][j] - gain[i] * px[j]) / forgetting for j in range(4)] for i in range(4)]
-        # Keep the covariance bounded so forgetting without excitation cannot wind it up.
-        for i, cap in enumerate((1.0, 0.05**2, 1.0, 0.05**2)):
+        err = y - (self.theta[0] + self.theta[1] * load)
+        self.theta = [self.theta[i] + gain[i] * err for i in range(2)]
+        p = [[(self.p[i][j] - gain[i] * px[j]) / forgetting for j in range(2)] for i in range(2)]
+        for i, cap in enumerate((1.0, 0.05**2)):  # bounded: forgetting without excitation cannot wind up
             if p[i][i] > cap:
-                factor = cap / p[i][i]
-                for j in range(4):
-                    p[i][j] *= factor**0.5
-                    p[j][i] *= factor**0.5
+                factor = (cap / p[i][i]) ** 0.5
+                for j in range(2):
+                    p[i][j] *= factor
+                    p[j][i] *= factor
         self.p = p
         self.count += 1
 
     def model(self) -> StepModel:
-        base, per_req, busy, per_other = (max(v, 0.0) * self.scale_s for v in self.theta)
-        return StepModel(max(base, 0.1 * self.scale_s), per_req, busy, per_other)
+        base, per_request = self.theta[0] * self.scale_s, max(self.theta[1], 0.0) * self.scale_s
+        return StepModel(max(base, 0.1 * self.scale_s), per_request)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +85,7 @@ class LearnerConfig:
     prior_output_tokens: float = 256.0
     num_speculative_tokens: int = 4
     prior_prefill_s_per_token: float = 0.00004
+    prior_interference: float = 0.8
     priors: dict[str, StepModel] = field(default_factory=dict)
 
 
@@ -144,10 +142,15 @@ class Learner:
         self._steps = {role: StepFit.from_prior(config.priors[role]) for role in ROLES}
         self._prefill = {role: Ewma(config.prior_prefill_s_per_token) for role in ROLES}
         self._models = {role: fit.model() for role, fit in self._steps.items()}
+        self._interference = Ewma(config.prior_interference)
 
     # --- estimates used on the decision path (cheap lookups)
     def step_model(self, role: str) -> StepModel:
         return self._models[role]
+
+    def interference(self) -> float:
+        """κ: the share of the other server's step that a step waits for when both have work."""
+        return min(max(self._interference.shrunk(self.config.prior_interference, self.config.prior_weight), 0.0), 1.0)
 
     def prefill_s_per_token(self, role: str) -> float:
         return self._prefill[role].shrunk(self.config.prior_prefill_s_per_token, self.config.prior_weight)
@@ -202,13 +205,18 @@ class Learner:
             self._tokens_per_step.setdefault(key, Ewma(self.config.prior_tokens_per_step)).update(tps, f, w=weight)
             self._bucket_tokens_per_step.setdefault(obs.bucket, Ewma(self.config.prior_tokens_per_step)).update(
                 tps, f, w=weight)
+        other = "speculative" if obs.role == "baseline" else "baseline"
         if steps is not None and steps >= 3 and obs.e2e_s > obs.ttft_s:
-            step_s = (obs.e2e_s - obs.ttft_s) / (steps - 1)
-            x = [1.0, float(obs.load_self), 1.0 if obs.load_other > 0 else 0.0, float(obs.load_other)]
-            self._steps[obs.role].update(x, step_s, f)
+            observed = (obs.e2e_s - obs.ttft_s) / (steps - 1)
+            waits = self._models[other].own_s(obs.load_other) if obs.load_other > 0 else 0.0
+            if waits > 0:  # what the step waited for, beyond its own work: the interference share
+                own = self._models[obs.role].own_s(obs.load_self)
+                self._interference.update(min(max((observed - own) / waits, 0.0), 1.5), f)
+            self._steps[obs.role].update(obs.load_self, max(observed - self.interference() * waits, 0.0), f)
             self._models[obs.role] = self._steps[obs.role].model()
         if obs.prompt_tokens >= 64:
-            step = self._models[obs.role].step_s(obs.load_self, obs.load_other)
+            step = step_s(self._models[obs.role], self._models[other], obs.load_self, obs.load_other,
+                          self.interference())
             per_token = max(obs.ttft_s - step, 0.0) / obs.prompt_tokens
             prior = self.config.prior_prefill_s_per_token
             self._prefill[obs.role].update(min(per_token, 50 * prior), f)
@@ -242,6 +250,7 @@ class Learner:
                 role: {**_asdict(self._models[role]), "observations": self._steps[role].count} for role in ROLES
             },
             "prefill_s_per_token": {role: self.prefill_s_per_token(role) for role in ROLES},
+            "interference": self.interference(),
             "classes": {
                 f"{cls}/{bucket}": _asdict(est) for (cls, bucket), est in self.class_estimates().items()
             },

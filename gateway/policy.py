@@ -27,7 +27,8 @@ class AdaptiveConfig:
     margin: float = 0.05
     explore_rate: float = 0.05
     explore_max_regret: float = 1.5
-    externality_weight: float = 0.5
+    explore_max_output_tokens: float = 128.0
+    externality_weight: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,7 @@ class Estimates:
     tokens_per_step: float
     baseline_model: StepModel
     speculative_model: StepModel
+    interference: float
     baseline_prefill_s_per_token: float
     speculative_prefill_s_per_token: float
 
@@ -99,13 +101,13 @@ def predictions(inp: PolicyInput, est: Estimates) -> tuple[Prediction, Predictio
         "baseline",
         RequestShape(f.prompt_tokens, est.output_tokens, 1.0),
         inp.baseline_load, inp.speculative_load,
-        est.baseline_model, est.speculative_model, est.baseline_prefill_s_per_token,
+        est.baseline_model, est.speculative_model, est.interference, est.baseline_prefill_s_per_token,
     )
     spec = predict(
         "speculative",
         RequestShape(f.prompt_tokens, est.output_tokens, est.tokens_per_step),
         inp.speculative_load, inp.baseline_load,
-        est.speculative_model, est.baseline_model, est.speculative_prefill_s_per_token,
+        est.speculative_model, est.baseline_model, est.interference, est.speculative_prefill_s_per_token,
     )
     return base, spec
 
@@ -120,7 +122,8 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     chosen, other = (spec, base) if prefer_spec else (base, spec)
     regret = other.cost(w) / max(chosen.cost(w), 1e-9)
     reason = token if prefer_spec or ratio < 1.0 else "within_margin"
-    if explore and inp.draw < cfg.explore_rate and regret <= cfg.explore_max_regret:
+    cheap = inp.estimates.output_tokens <= cfg.explore_max_output_tokens  # probe with short requests only
+    if explore and cheap and inp.draw < cfg.explore_rate and regret <= cfg.explore_max_regret:
         chosen, reason = other, "explore"
     detail = f"{reason} {ratio:.2f}x on speculative"
     return Decision(chosen.role, reason, detail, chosen.e2e_s, chosen.ttft_s, ratio)

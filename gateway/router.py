@@ -39,11 +39,10 @@ def learner_config(s: Settings) -> LearnerConfig:
         prior_output_tokens=float(s.default_max_tokens),
         num_speculative_tokens=s.num_speculative_tokens,
         prior_prefill_s_per_token=s.prior_prefill_s_per_token,
+        prior_interference=s.prior_interference,
         priors={
-            "baseline": StepModel(s.prior_step_s, s.prior_step_per_request_s, s.prior_interference_s,
-                                  s.prior_speculative_step_per_request_s),
-            "speculative": StepModel(s.prior_speculative_step_s, s.prior_speculative_step_per_request_s,
-                                     s.prior_interference_s, s.prior_step_per_request_s),
+            "baseline": StepModel(s.prior_step_s, s.prior_step_per_request_s),
+            "speculative": StepModel(s.prior_speculative_step_s, s.prior_speculative_step_per_request_s),
         },
     )
 
@@ -66,8 +65,8 @@ class Router:
         self.rules = RulesConfig(tuple(settings.rules_speculative_classes), settings.rules_max_temperature,
                                  settings.rules_max_prompt_tokens, settings.rules_max_inflight)
         self.adaptive = AdaptiveConfig(settings.margin, settings.explore_rate, settings.explore_max_regret,
-                                       settings.externality_weight)
-        self._random = random.random
+                                       settings.explore_max_output_tokens, settings.externality_weight)
+        self._random = random.Random(settings.random_seed).random
 
     def estimates(self, f: Features, cls: str, bucket: str, request_id: str) -> Estimates:
         lrn = self.learner
@@ -82,6 +81,7 @@ class Router:
             tokens_per_step=tps,
             baseline_model=lrn.step_model("baseline"),
             speculative_model=lrn.step_model("speculative"),
+            interference=lrn.interference(),
             baseline_prefill_s_per_token=lrn.prefill_s_per_token("baseline"),
             speculative_prefill_s_per_token=lrn.prefill_s_per_token("speculative"),
         )

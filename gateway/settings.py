@@ -51,18 +51,20 @@ class Settings(BaseSettings):
 
     # --- `adaptive` policy, cost model and learner
     margin: float = Field(0.05, ge=0.0, description="speculative must be predicted this much faster")
-    explore_rate: float = Field(0.05, ge=0.0, le=0.5, description="share of requests routed to the other backend")
-    explore_max_regret: float = Field(1.5, ge=1.0, description="never explore when predicted this many times slower")
-    externality_weight: float = Field(0.5, ge=0.0, description="weight of the delay a request imposes on others")
+    explore_rate: float = Field(0.03, ge=0.0, le=0.5, description="share of requests routed to the other backend")
+    explore_max_regret: float = Field(1.3, ge=1.0, description="never explore when predicted this many times slower")
+    explore_max_output_tokens: float = Field(128.0, ge=1.0, description="explore only with requests expected this short")
+    random_seed: int | None = Field(None, description="seed of the exploration draws (for reproducible runs)")
+    externality_weight: float = Field(1.0, ge=0.0, description="weight of the delay a request imposes on others")
     forgetting: float = Field(0.98, gt=0.5, le=1.0, description="per-observation decay of learned estimates")
     num_speculative_tokens: int = Field(4, ge=1, description="γ configured on the speculative server")
-    prior_tokens_per_step: float = Field(1.5, description="prior mean acceptance length (tokens per speculative step); low: speculation must earn its traffic")
+    prior_tokens_per_step: float = Field(1.2, description="prior mean acceptance length (tokens per speculative step); low: speculation must earn its traffic")
     prior_weight: float = Field(3.0, ge=0.0, description="prior strength, in observations")
     prior_step_s: float = Field(0.005, description="prior baseline step time at batch 1 (s)")
     prior_speculative_step_s: float = Field(0.0075, description="prior speculative step time at batch 1 (s)")
     prior_step_per_request_s: float = Field(0.00004, description="prior baseline step-time growth per running request (s)")
     prior_speculative_step_per_request_s: float = Field(0.00015, description="prior speculative step-time growth per running request (s)")
-    prior_interference_s: float = Field(0.001, description="prior extra step time when the other server is busy (s)")
+    prior_interference: float = Field(0.8, ge=0.0, le=1.0, description="prior share of the other server's step a step waits for (1 = strict turns)")
     prior_prefill_s_per_token: float = Field(0.00004, description="prior prefill time per prompt token (s)")
 
     # --- health, scraping, failover, ejection

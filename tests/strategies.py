@@ -39,6 +39,4 @@ step_models = st.builds(
     StepModel,
     base_s=st.floats(0.001, 0.05),
     per_request_s=st.floats(0.0, 0.001),
-    other_busy_s=st.floats(0.0, 0.02),
-    per_other_request_s=st.floats(0.0, 0.001),
 )

@@ -23,7 +23,7 @@ async def test_routing_follows_an_acceptance_change(gateway_factory, fakes) -> N
     # 40 tokens: baseline 40 steps of 4 ms; speculative 10 steps of 6 ms at 4 tokens a step (≈2.7× faster).
     base.chunks, base.tokens_per_chunk, base.chunk_delay_s = 40, 1, 0.004
     spec.chunks, spec.tokens_per_chunk, spec.chunk_delay_s = 10, 4, 0.006
-    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], explore_rate=0.1,
+    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], explore_rate=0.1, random_seed=7,
                                forgetting=0.9, prior_step_s=0.004, prior_speculative_step_s=0.006)
     async with aiohttp.ClientSession() as s:
         before = [await send(s, gw.url) for _ in range(25)]
@@ -41,7 +41,7 @@ async def test_adaptive_prefers_baseline_when_speculation_is_slow(gateway_factor
     # A draft model that costs more than it saves: 2 tokens a step at 3× the step time.
     base.chunks, base.tokens_per_chunk, base.chunk_delay_s = 30, 1, 0.003
     spec.chunks, spec.tokens_per_chunk, spec.chunk_delay_s = 15, 2, 0.009
-    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], explore_rate=0.05,
+    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], explore_rate=0.05, random_seed=7,
                                forgetting=0.9, prior_step_s=0.003, prior_speculative_step_s=0.004)
     async with aiohttp.ClientSession() as s:
         routed = [await send(s, gw.url) for _ in range(40)]

@@ -9,13 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.costmodel import StepModel
+from gateway.costmodel import StepModel, step_s
 from gateway.learner import Learner, LearnerConfig, Observation, acceptance_rate
 from gateway.vllm_metrics import parse_vllm_metrics, spec_delta
 
 FIXTURES = Path(__file__).parent / "fixtures"
-PRIORS = {"baseline": StepModel(0.005, 0.00004, 0.003, 0.00015),
-          "speculative": StepModel(0.0075, 0.00015, 0.003, 0.00004)}
+PRIORS = {"baseline": StepModel(0.005, 0.00004), "speculative": StepModel(0.0075, 0.00015)}
 
 
 def learner(**kw: float) -> Learner:
@@ -58,17 +57,22 @@ def test_forgetting_tracks_a_change() -> None:
     assert lrn.tokens_per_step("structured", "greedy") == pytest.approx(1.2, abs=0.1)
 
 
-def test_step_model_fits_load_dependence() -> None:
-    lrn = learner()
+def test_step_models_and_interference_fit_load_dependence() -> None:
+    lrn = learner(forgetting=0.99)
     rng = random.Random(2)
-    true = StepModel(0.010, 0.0005, 0.004, 0.0001)
-    for _ in range(400):
-        ls, lo = rng.randint(1, 40), rng.choice([0, 0, rng.randint(1, 40)])
-        step = true.step_s(ls, lo) * rng.uniform(0.97, 1.03)
-        lrn.observe(obs("baseline", 201, 201, 0.02 + 200 * step, load_self=ls, load_other=lo))
-    fitted = lrn.step_model("baseline")
-    for ls, lo in ((1, 0), (20, 0), (10, 10), (40, 30)):
-        assert fitted.step_s(ls, lo) == pytest.approx(true.step_s(ls, lo), rel=0.1)
+    true = {"baseline": StepModel(0.004, 0.0001), "speculative": StepModel(0.009, 0.0004)}
+    kappa = 0.7
+    for _ in range(1200):
+        role = rng.choice(["baseline", "speculative"])
+        other = "speculative" if role == "baseline" else "baseline"
+        ls, lo = rng.randint(1, 24), rng.choice([0, 0, rng.randint(1, 24)])
+        step = step_s(true[role], true[other], ls, lo, kappa) * rng.uniform(0.97, 1.03)
+        lrn.observe(obs(role, 201, 201, 0.02 + 200 * step, load_self=ls, load_other=lo))
+    assert lrn.interference() == pytest.approx(kappa, abs=0.1)
+    for role, other in (("baseline", "speculative"), ("speculative", "baseline")):
+        for ls, lo in ((1, 0), (20, 0), (10, 10), (24, 3)):
+            fitted = step_s(lrn.step_model(role), lrn.step_model(other), ls, lo, lrn.interference())
+            assert fitted == pytest.approx(step_s(true[role], true[other], ls, lo, kappa), rel=0.12), (role, ls, lo)
 
 
 def test_backend_counters_become_the_class_prior() -> None:

@@ -1,11 +1,12 @@
 """Pure latency model of one request on each server of a pair that shares one GPU.
 
 Each server's own engine step grows with its batch: `own(load) = base + per_request · load`. Without
-MPS the two servers' kernels take turns, so a step of one server also waits for a share κ
-(`interference`, 0 = perfect overlap, 1 = strict alternation) of the other server's step whenever the
-other has work:
+MPS the two servers' kernels take turns, so a step of one server also waits for a share κ_self
+(0 = perfect overlap, 1 = strict alternation; learned per server, since it is uneven: on the H200 the
+baseline waited for about a fifth of a speculative step, the speculative server up to a whole
+baseline step) of the other server's step whenever the other has work:
 
-    step_s(self) = own_self(load_self) + κ · [load_other > 0] · own_other(load_other)
+    step_s(self) = own_self(load_self) + κ_self · [load_other > 0] · own_other(load_other)
 
 A request with P prompt tokens and O expected output tokens at T tokens per step (T = 1 on the
 baseline, the learned mean acceptance length on the speculative server) is predicted at
@@ -14,8 +15,8 @@ baseline, the learned mean acceptance length on the speculative server) is predi
     e2e  = ttft + (O − 1) / T · step_s
 
 and it slows the requests already running: each co-running request on its server loses `per_request`
-per step of ours; each request on the other server loses κ · (the growth of our server's step) per step
-of its own while ours runs, which is a whole κ · own(1) when ours turns an idle server on. That turn-on
+per step of ours; each request on the other server loses κ_other · (the growth of our server's step) per
+step of its own while ours runs, which is a whole κ_other · own(1) when ours turns an idle server on. That turn-on
 charge is the one place where more load can make a server look cheaper (an already busy server costs
 the other nothing extra to keep busy); the predicted latency itself is monotone in load.
 """
@@ -78,17 +79,18 @@ def predict(
     load_other: Load,
     model_self: StepModel,
     model_other: StepModel,
-    interference: float,
+    interference_self: float,
+    interference_other: float,
     prefill_s_per_token: float,
 ) -> Prediction:
     """Predicted TTFT, end-to-end latency and imposed slowdown of one request sent to `role`."""
     ls, lo = load_self.inflight, load_other.inflight
-    step = step_s(model_self, model_other, ls + 1, lo, interference)
+    step = step_s(model_self, model_other, ls + 1, lo, interference_self)
     steps = max(shape.output_tokens - 1.0, 0.0) / max(shape.tokens_per_step, 1.0)
     ttft = prefill_s_per_token * shape.prompt_tokens + step
     e2e = ttft + steps * step
     on_self = ls * model_self.per_request_s * (steps + 1.0)
     growth = model_self.per_request_s if ls > 0 else model_self.own_s(1)
-    other_step = step_s(model_other, model_self, lo, ls, interference)
-    on_other = lo * interference * growth * (e2e / other_step) if lo > 0 else 0.0
+    other_step = step_s(model_other, model_self, lo, ls, interference_other)
+    on_other = lo * interference_other * growth * (e2e / other_step) if lo > 0 else 0.0
     return Prediction(role=role, ttft_s=ttft, e2e_s=e2e, externality_s=on_self + on_other, step_s=step)

@@ -85,7 +85,7 @@ class LearnerConfig:
     prior_output_tokens: float = 256.0
     num_speculative_tokens: int = 4
     prior_prefill_s_per_token: float = 0.00004
-    prior_interference: float = 0.8
+    prior_interference: float = 0.5
     priors: dict[str, StepModel] = field(default_factory=dict)
 
 
@@ -142,15 +142,16 @@ class Learner:
         self._steps = {role: StepFit.from_prior(config.priors[role]) for role in ROLES}
         self._prefill = {role: Ewma(config.prior_prefill_s_per_token) for role in ROLES}
         self._models = {role: fit.model() for role, fit in self._steps.items()}
-        self._interference = Ewma(config.prior_interference)
+        self._interference = {role: Ewma(config.prior_interference) for role in ROLES}
 
     # --- estimates used on the decision path (cheap lookups)
     def step_model(self, role: str) -> StepModel:
         return self._models[role]
 
-    def interference(self) -> float:
-        """κ: the share of the other server's step that a step waits for when both have work."""
-        return min(max(self._interference.shrunk(self.config.prior_interference, self.config.prior_weight), 0.0), 1.0)
+    def interference(self, role: str) -> float:
+        """κ of `role`: the share of the other server's step that its step waits for when both have work."""
+        kappa = self._interference[role].shrunk(self.config.prior_interference, self.config.prior_weight)
+        return min(max(kappa, 0.0), 1.2)
 
     def prefill_s_per_token(self, role: str) -> float:
         return self._prefill[role].shrunk(self.config.prior_prefill_s_per_token, self.config.prior_weight)
@@ -211,12 +212,12 @@ class Learner:
             waits = self._models[other].own_s(obs.load_other) if obs.load_other > 0 else 0.0
             if waits > 0:  # what the step waited for, beyond its own work: the interference share
                 own = self._models[obs.role].own_s(obs.load_self)
-                self._interference.update(min(max((observed - own) / waits, 0.0), 1.5), f)
-            self._steps[obs.role].update(obs.load_self, max(observed - self.interference() * waits, 0.0), f)
+                self._interference[obs.role].update(min(max((observed - own) / waits, 0.0), 1.5), f)
+            self._steps[obs.role].update(obs.load_self, max(observed - self.interference(obs.role) * waits, 0.0), f)
             self._models[obs.role] = self._steps[obs.role].model()
         if obs.prompt_tokens >= 64:
             step = step_s(self._models[obs.role], self._models[other], obs.load_self, obs.load_other,
-                          self.interference())
+                          self.interference(obs.role))
             per_token = max(obs.ttft_s - step, 0.0) / obs.prompt_tokens
             prior = self.config.prior_prefill_s_per_token
             self._prefill[obs.role].update(min(per_token, 50 * prior), f)
@@ -250,7 +251,7 @@ class Learner:
                 role: {**_asdict(self._models[role]), "observations": self._steps[role].count} for role in ROLES
             },
             "prefill_s_per_token": {role: self.prefill_s_per_token(role) for role in ROLES},
-            "interference": self.interference(),
+            "interference": {role: self.interference(role) for role in ROLES},
             "classes": {
                 f"{cls}/{bucket}": _asdict(est) for (cls, bucket), est in self.class_estimates().items()
             },

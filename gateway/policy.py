@@ -39,7 +39,8 @@ class Estimates:
     tokens_per_step: float
     baseline_model: StepModel
     speculative_model: StepModel
-    interference: float
+    baseline_interference: float
+    speculative_interference: float
     baseline_prefill_s_per_token: float
     speculative_prefill_s_per_token: float
 
@@ -101,13 +102,15 @@ def predictions(inp: PolicyInput, est: Estimates) -> tuple[Prediction, Predictio
         "baseline",
         RequestShape(f.prompt_tokens, est.output_tokens, 1.0),
         inp.baseline_load, inp.speculative_load,
-        est.baseline_model, est.speculative_model, est.interference, est.baseline_prefill_s_per_token,
+        est.baseline_model, est.speculative_model, est.baseline_interference, est.speculative_interference,
+        est.baseline_prefill_s_per_token,
     )
     spec = predict(
         "speculative",
         RequestShape(f.prompt_tokens, est.output_tokens, est.tokens_per_step),
         inp.speculative_load, inp.baseline_load,
-        est.speculative_model, est.baseline_model, est.interference, est.speculative_prefill_s_per_token,
+        est.speculative_model, est.baseline_model, est.speculative_interference, est.baseline_interference,
+        est.speculative_prefill_s_per_token,
     )
     return base, spec
 

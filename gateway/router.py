@@ -81,7 +81,8 @@ class Router:
             tokens_per_step=tps,
             baseline_model=lrn.step_model("baseline"),
             speculative_model=lrn.step_model("speculative"),
-            interference=lrn.interference(),
+            baseline_interference=lrn.interference("baseline"),
+            speculative_interference=lrn.interference("speculative"),
             baseline_prefill_s_per_token=lrn.prefill_s_per_token("baseline"),
             speculative_prefill_s_per_token=lrn.prefill_s_per_token("speculative"),
         )

@@ -64,7 +64,7 @@ class Settings(BaseSettings):
     prior_speculative_step_s: float = Field(0.0075, description="prior speculative step time at batch 1 (s)")
     prior_step_per_request_s: float = Field(0.00004, description="prior baseline step-time growth per running request (s)")
     prior_speculative_step_per_request_s: float = Field(0.00015, description="prior speculative step-time growth per running request (s)")
-    prior_interference: float = Field(0.8, ge=0.0, le=1.0, description="prior share of the other server's step a step waits for (1 = strict turns)")
+    prior_interference: float = Field(0.5, ge=0.0, le=1.0, description="prior share of the other server's step a step waits for (1 = strict turns)")
     prior_prefill_s_per_token: float = Field(0.00004, description="prior prefill time per prompt token (s)")
 
     # --- health, scraping, failover, ejection

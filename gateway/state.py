@@ -54,7 +54,7 @@ class AppState:
         for role, other in (("baseline", "speculative"), ("speculative", "baseline")):
             load_self, load_other = self.pool.role_inflight(role), self.pool.role_inflight(other)
             m.learned_step.labels(role).set(step_s(lrn.step_model(role), lrn.step_model(other), load_self + 1,
-                                                   load_other, lrn.interference()))
+                                                   load_other, lrn.interference(role)))
 
 
 AppState.key = web.AppKey("specgate_state", AppState)

@@ -61,18 +61,20 @@ def test_step_models_and_interference_fit_load_dependence() -> None:
     lrn = learner(forgetting=0.99)
     rng = random.Random(2)
     true = {"baseline": StepModel(0.004, 0.0001), "speculative": StepModel(0.009, 0.0004)}
-    kappa = 0.7
+    kappa = {"baseline": 0.25, "speculative": 0.9}
     for _ in range(1200):
         role = rng.choice(["baseline", "speculative"])
         other = "speculative" if role == "baseline" else "baseline"
         ls, lo = rng.randint(1, 24), rng.choice([0, 0, rng.randint(1, 24)])
-        step = step_s(true[role], true[other], ls, lo, kappa) * rng.uniform(0.97, 1.03)
+        step = step_s(true[role], true[other], ls, lo, kappa[role]) * rng.uniform(0.97, 1.03)
         lrn.observe(obs(role, 201, 201, 0.02 + 200 * step, load_self=ls, load_other=lo))
-    assert lrn.interference() == pytest.approx(kappa, abs=0.1)
+    for role in kappa:
+        assert lrn.interference(role) == pytest.approx(kappa[role], abs=0.1)
     for role, other in (("baseline", "speculative"), ("speculative", "baseline")):
         for ls, lo in ((1, 0), (20, 0), (10, 10), (24, 3)):
-            fitted = step_s(lrn.step_model(role), lrn.step_model(other), ls, lo, lrn.interference())
-            assert fitted == pytest.approx(step_s(true[role], true[other], ls, lo, kappa), rel=0.12), (role, ls, lo)
+            fitted = step_s(lrn.step_model(role), lrn.step_model(other), ls, lo, lrn.interference(role))
+            want = step_s(true[role], true[other], ls, lo, kappa[role])
+            assert fitted == pytest.approx(want, rel=0.12), (role, ls, lo)
 
 
 def test_backend_counters_become_the_class_prior() -> None:

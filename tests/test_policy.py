@@ -58,7 +58,7 @@ def test_temperature_buckets() -> None:
 def _inp(f: object, cls: str, base_load: int = 0, spec_load: int = 0, tps: float = 3.0, output: float = 256,
          available: frozenset[str] = frozenset({"baseline", "speculative"}), draw: float = 1.0,
          models: tuple[StepModel, StepModel] = (BASE, SPEC), interference: float = 0.8) -> PolicyInput:
-    est = Estimates(output, tps, models[0], models[1], interference, 0.00004, 0.00004)
+    est = Estimates(output, tps, models[0], models[1], interference, interference, 0.00004, 0.00004)
     return PolicyInput(f, cls, available, Load(base_load), Load(spec_load), est, draw)  # type: ignore[arg-type]
 
 
@@ -111,8 +111,8 @@ def test_more_speculative_load_never_makes_speculative_cheaper(prompt: int, out:
                                                                base_load: int, m_spec: StepModel, m_base: StepModel,
                                                                extra: int) -> None:
     shape = RequestShape(prompt, out, tps)
-    a = predict("speculative", shape, Load(spec_load), Load(base_load), m_spec, m_base, 0.8, 4e-5)
-    b = predict("speculative", shape, Load(spec_load + extra), Load(base_load), m_spec, m_base, 0.8, 4e-5)
+    a = predict("speculative", shape, Load(spec_load), Load(base_load), m_spec, m_base, 0.8, 0.8, 4e-5)
+    b = predict("speculative", shape, Load(spec_load + extra), Load(base_load), m_spec, m_base, 0.8, 0.8, 4e-5)
     assert b.e2e_s >= a.e2e_s - 1e-12 and b.ttft_s >= a.ttft_s - 1e-12
     if spec_load > 0 or extra == 0 or base_load == 0:  # beyond the idle → busy turn-on charge
         assert b.cost(0.5) >= a.cost(0.5) - 1e-12
@@ -147,8 +147,8 @@ def test_no_acceptance_with_equal_load_goes_baseline() -> None:
        st.sampled_from(["baseline", "speculative"]), st.integers(0, 64), st.integers(0, 64))
 def test_predictions_monotone_in_output_length(prompt: int, out: float, more: float, tps: float, role: str,
                                                ls: int, lo: int) -> None:
-    a = predict(role, RequestShape(prompt, out, tps), Load(ls), Load(lo), SPEC, BASE, 0.8, 4e-5)
-    b = predict(role, RequestShape(prompt, out + more, tps), Load(ls), Load(lo), SPEC, BASE, 0.8, 4e-5)
+    a = predict(role, RequestShape(prompt, out, tps), Load(ls), Load(lo), SPEC, BASE, 0.8, 0.8, 4e-5)
+    b = predict(role, RequestShape(prompt, out + more, tps), Load(ls), Load(lo), SPEC, BASE, 0.8, 0.8, 4e-5)
     assert b.e2e_s >= a.e2e_s and b.ttft_s == a.ttft_s
 
 

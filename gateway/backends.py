@@ -125,9 +125,10 @@ class BackendPool:
             if not b.healthy and now >= b.ejected_until:
                 log.info('{"event": "backend_up", "backend": "%s"}', b.name)
             b.healthy = now >= b.ejected_until
+        elif now >= b.ejected_until:  # a failed check ejects, with the growing cooldown
+            log.warning('{"event": "backend_down", "backend": "%s"}', b.name)
+            self.eject(b, "health check failed")
         else:
-            if b.healthy:
-                log.warning('{"event": "backend_down", "backend": "%s"}', b.name)
             b.healthy = False
         self._gauges[b.name][1].set(1 if b.routable(now) else 0)
 

@@ -39,8 +39,8 @@ _JSON = "application/json"
 def _bearer(request: web.Request) -> bytes:
     auth = request.headers.get("Authorization", "")
     if auth[:7].lower() == "bearer ":
-        return auth[7:].strip().encode()
-    return request.headers.get("x-api-key", "").encode()
+        return auth[7:].strip().encode("utf-8", "surrogateescape")
+    return request.headers.get("x-api-key", "").encode("utf-8", "surrogateescape")
 
 
 def _key_matches(given: bytes, keys: list[bytes]) -> bool:

@@ -128,8 +128,7 @@ class Proxy:
                 if not failure.retryable:
                     break
                 self.metrics.failovers.labels(backend.name, backend.role).inc()
-                log.warning('{"event": "failover", "id": "%s", "backend": "%s", "reason": "%s"}',
-                            ctx.request_id, backend.name, failure.reason)
+                _warn(event="failover", id=ctx.request_id, backend=backend.name, reason=failure.reason)
         return self._exhausted(ctx, last)
 
     def _exhausted(self, ctx: Context, last: UpstreamFailure | None) -> web.StreamResponse:
@@ -214,7 +213,6 @@ class Proxy:
                             outcome: Outcome) -> web.StreamResponse:
         now = time.perf_counter()
         outcome.ttft_s = now - ctx.t0
-        self.pool.record_success(backend)
         headers = response_headers(resp.headers)
         headers.update(self._headers(ctx, backend))
         headers["Cache-Control"] = "no-cache"
@@ -250,7 +248,7 @@ class Proxy:
         except TimeoutError:
             if writing:  # the client stopped reading: it is gone as far as we are concerned
                 outcome.status = "aborted"
-                log.warning('{"event": "client_stalled", "id": "%s", "backend": "%s"}', ctx.request_id, backend.name)
+                _warn(event="client_stalled", id=ctx.request_id, backend=backend.name)
                 if ctx.request.transport is not None:
                     ctx.request.transport.close()
                 return out
@@ -271,12 +269,12 @@ class Proxy:
             payload = error_body(error, "server_error", None, "upstream_stream_error")
             separator = b"" if tail == b"\n\n" else b"\n\n"  # never glue the error to a partial event
             await out.write(separator + b"data: " + payload + b"\n\n")
-            log.warning('{"event": "midstream_error", "id": "%s", "backend": "%s", "error": "%s"}',
-                        ctx.request_id, backend.name, error)
+            _warn(event="midstream_error", id=ctx.request_id, backend=backend.name, error=error)
             if ctx.request.transport is not None:
                 ctx.request.transport.close()  # the client must see a closed connection, not a clean end
             return out
         outcome.status = "200"
+        self.pool.record_success(backend)  # only a stream that ended cleanly clears the failure count
         await out.write_eof()
         return out
 
@@ -325,6 +323,11 @@ class Proxy:
             "load_self": load_self, "load_other": load_other, "temperature": ctx.routed.bucket,
         }
         log.info(orjson.dumps(line).decode())
+
+
+def _warn(**fields: object) -> None:
+    """A JSON log line; values go through orjson, so a client's request id cannot forge fields."""
+    log.warning(orjson.dumps(fields).decode())
 
 
 class _StatusFailure(UpstreamFailure):

@@ -45,8 +45,9 @@ def upstream_headers(client: CIMultiDictProxy[str], settings: Settings, client_a
     """Headers sent upstream: hop-by-hop dropped, the upstream key set, the client's key never forwarded
     when the gateway checks keys itself."""
     out: CIMultiDict[str] = CIMultiDict()
+    drop = _DROP_REQUEST | _connection_tokens(client)
     for name, value in client.items():
-        if name.lower() not in _DROP_REQUEST:
+        if name.lower() not in drop:
             out.add(name, value)
     out["x-request-id"] = request_id
     out["Accept-Encoding"] = "identity"
@@ -59,10 +60,17 @@ def upstream_headers(client: CIMultiDictProxy[str], settings: Settings, client_a
 
 def response_headers(upstream: CIMultiDictProxy[str]) -> CIMultiDict[str]:
     out: CIMultiDict[str] = CIMultiDict()
+    drop = _DROP_RESPONSE | _connection_tokens(upstream)
     for name, value in upstream.items():
-        if name.lower() not in _DROP_RESPONSE:
+        if name.lower() not in drop:
             out.add(name, value)
     return out
+
+
+def _connection_tokens(headers: CIMultiDictProxy[str]) -> frozenset[str]:
+    """Headers named in `Connection` are hop-by-hop too (RFC 9110 §7.6.1)."""
+    values = headers.getall("Connection", [])
+    return frozenset(t.strip().lower() for v in values for t in v.split(",") if t.strip())
 
 
 def map_client_error(exc: BaseException) -> UpstreamFailure:

@@ -317,10 +317,6 @@ async def test_ejection_visible_and_return_after_health(gateway_factory: Any,
             assert r.status == 200 and r.headers["x-specgate-backend"] == "baseline"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: a backend whose every stream breaks after the first byte is never ejected: _relay_stream calls "
-    "pool.record_success(backend) at the first byte, which resets consecutive_failures, so the "
-    "record_failure(backend, 'midstream') that follows never reaches eject_consecutive_failures"))
 async def test_backend_breaking_every_stream_is_ejected(gateway_factory: Any,
                                                         fakes: tuple[FakeBackend, FakeBackend]) -> None:
     base, spec = fakes
@@ -336,10 +332,6 @@ async def test_backend_breaking_every_stream_is_ejected(gateway_factory: Any,
     assert base.calls == 3 and spec.calls == 2  # once out, streams go to the other backend
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: a failed health check only sets healthy=False; the next passing check brings the backend straight "
-    "back, with no cooldown and no ejection counted, so a flapping backend is never held out "
-    "(issue item 2: 'a failed health check take[s] a backend out for a cooldown that grows on repeat')"))
 async def test_failed_health_check_ejects_with_cooldown(gateway_factory: Any,
                                                         fakes: tuple[FakeBackend, FakeBackend]) -> None:
     base, spec = fakes

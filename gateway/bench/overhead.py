@@ -69,7 +69,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="subset of direct,bare-proxy,specgate,litellm (litellm only if importable)")
     p.add_argument("--open-streams", type=int, default=1000, help="concurrent open streams for the RSS test (0: skip)")
     p.add_argument("--open-stream-delay-s", type=float, default=0.1, help="backend delay between chunks then")
-    p.add_argument("--long-requests", type=int, default=20000, help="requests for the long-run RSS test (0: skip)")
+    p.add_argument("--long-requests", type=int, default=40000, help="requests for the long-run RSS test (0: skip)")
     p.add_argument("--workers", type=int, default=0, help="also compare 1 vs N gateway processes (0: skip)")
     p.add_argument("--profile", action="store_true", help="py-spy the gateway under load (needs py-spy)")
     p.add_argument("--profile-seconds", type=float, default=20.0)

@@ -1,9 +1,20 @@
 """Hardware and model profiles: every constant of the emulator's timing, documented.
 
 A profile names a GPU, a target model, a drafter and the engine's fixed costs. Step times are built
-from these in `costs.py`; the fitted constants (efficiencies, per-step host overheads, the context
-switch between the two servers) were fitted to vLLM 0.26.0 on one H200 (`specgate calibrate` prints
-the comparison; see `calibrate.MEASURED`).
+from these in `costs.py`. Model shapes and GPU peaks come from configs and datasheets; the rest was
+fitted by hand to vLLM 0.26.0 on one H200 (/work/shared/CALIBRATION.md), one group of rows at a time,
+with `specgate calibrate` printing emulated vs measured:
+
+- `mem_efficiency` 0.70 and `step_overhead_s` 0.3 ms: baseline TPOT at c = 1 and 4 (4.5-4.8 ms).
+- `compute_efficiency` 0.62: the compute-bound rows (baseline and n-gram at c = 64).
+- `spec_step_overhead_s` 2.2 ms: n-gram at c = 1 (6.6 ms per step at both 3.3 and 1.4 tokens/step).
+- `spec_token_host_s` 0.03 ms (n-gram), 0.015 ms (draft model): the growth of n-gram TPOT with c at
+  3.3 vs 1.4 tokens/step, and the draft model at c = 64.
+- `draft_pass_host_s` 4.8 ms: the 1B draft model at c = 1-16 (~22 ms per step whatever the batch).
+- `draft_pass_gpu_hold` 0.22: baseline slowed x1.7-1.8 next to the draft-model server at c = 1-4 while
+  the draft-model server itself is barely slowed (measured x1.0).
+- `gpu_switch_loss` 0.25: the together rows at c = 16 and 64.
+The B200 profiles reuse the fitted efficiencies and host costs (not measured).
 """
 
 from __future__ import annotations
@@ -122,7 +133,7 @@ class Profile:
     draft_pass_host_s: float = 0.0
     spec_token_host_s: float = 0.03e-3
     draft_pass_gpu_hold: float = 0.22
-    gpu_switch_loss: float = 0.10
+    gpu_switch_loss: float = 0.25
     max_num_batched_tokens: int = 8192
     max_num_seqs: int = 256
     block_size: int = 16
@@ -136,10 +147,12 @@ class Profile:
         return replace(self, **changes)  # type: ignore[arg-type]
 
 
+DEFAULT_PROFILE = "h200-ngram"
+
 PROFILES: dict[str, Profile] = {
     "h200-draft": Profile(
         "h200-draft", H200, LLAMA_8B, "draft_model", draft=LLAMA_1B, gamma=4,
-        spec_step_overhead_s=2.2e-3, draft_pass_host_s=4.8e-3, speculative_kv_blocks=18760,
+        spec_step_overhead_s=2.2e-3, draft_pass_host_s=4.8e-3, spec_token_host_s=0.015e-3, speculative_kv_blocks=18760,
         notes="8B target + 1B draft model (γ=4) on one H200, vLLM 0.26 (calibrated: speculation never pays)",
     ),
     "h200-ngram": Profile(
@@ -148,7 +161,7 @@ PROFILES: dict[str, Profile] = {
     ),
     "b200-draft": Profile(
         "b200-draft", B200, LLAMA_8B_FULL_VOCAB, "draft_model", draft=LLAMA_1B_FULL_VOCAB, gamma=4,
-        spec_step_overhead_s=2.2e-3, draft_pass_host_s=4.8e-3, baseline_kv_blocks=60000,
+        spec_step_overhead_s=2.2e-3, draft_pass_host_s=4.8e-3, spec_token_host_s=0.015e-3, baseline_kv_blocks=60000,
         speculative_kv_blocks=50000,
         notes="Llama-3.1-8B (~16 GB) + Llama-3.2-1B (~2.5 GB) on one B200; host costs as measured on H200",
     ),

@@ -202,7 +202,8 @@ def histogram(text: str, name: str) -> dict[str, Any]:
         for le in edges:
             c = buckets[le]
             if c >= target and count:
-                val = le if math.isinf(le) or c == prev_c else prev_le + (le - prev_le) * (target - prev_c) / (c - prev_c)
+                interpolated = math.isinf(le) or c == prev_c
+                val = le if interpolated else prev_le + (le - prev_le) * (target - prev_c) / (c - prev_c)
                 break
             prev_le, prev_c = le, c
         out[f"p{int(q * 100)}_s"] = val
@@ -323,7 +324,8 @@ def render(results: dict[str, Any]) -> str:
             f"| {run['phase']} | {run['policy']}{'→' + run['direct_target'] if run.get('direct_target') else ''} | "
             f"{s['ok']}/{err} | {fmt(s['mean_e2e_s'])} | {fmt(s['p90_e2e_s'])} | {fmt(s['mean_ttft_s'])} | "
             f"{fmt(s['p90_ttft_s'])} | {fmt(s['mean_tpot_ms'], nd=2)} | {fmt(s['tok_per_s'], nd=0)} | {split} | "
-            f"{fmt(tps, nd=2)} | {fmt(learned, nd=2)} | {fmt(ov.get('mean_s'), 1000, 2)}/{fmt(ov.get('p99_s'), 1000, 2)} |")
+            f"{fmt(tps, nd=2)} | {fmt(learned, nd=2)} | "
+            f"{fmt(ov.get('mean_s'), 1000, 2)}/{fmt(ov.get('p99_s'), 1000, 2)} |")
     lines.append("")
     for run in results["runs"]:
         if run["policy"] in ("rules", "adaptive") and run["phase"] == "high":
@@ -500,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
             rc = gw.stop()
             text = gw_log.read_text(errors="replace")
             logs.append(f"==== gateway {policy} (rc {rc}) first/last lines ====\n" + "\n".join(
-                text.splitlines()[:5] + ["..."] + text.splitlines()[-8:]))
+                [*text.splitlines()[:5], "...", *text.splitlines()[-8:]]))
     req_file.close()
     metrics = backend_metrics()
     for name, text in metrics.items():

@@ -23,6 +23,9 @@ else
     kill -0 "$pid" 2>/dev/null && kill -KILL -- "-$pid" 2>/dev/null
     sleep 3
   fi
+  # Start it only once the baseline is up: two servers profiling memory at once each count the other's
+  # allocations as their own and the second one is left with no KV cache (seen 2026-12-02: 0.7 GiB).
+  bash "$here/wait_vllm.sh" 8001 baseline 300 || exit 1
   bash "$here/serve_vllm.sh" speculative 8002 0.45 --speculative-config "$spec"
   echo "$mode" > /tmp/gpu/speculative.mode
 fi

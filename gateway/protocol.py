@@ -107,8 +107,8 @@ class RequestView:
 STRUCTURED_FIELDS = (
     "guided_json", "guided_regex", "guided_choice", "guided_grammar", "structured_outputs", "json_schema",
 )
-_CUE_HEAD = 3000
-_CUE_TAIL = 3000
+_CUE_HEAD = 2000
+_CUE_TAIL = 2000
 
 
 def parse_json_object(raw: bytes) -> dict[str, Any]:

@@ -1,0 +1,96 @@
+"""`specgate bench-decision`: how long one routing decision takes (classify + learner lookups + policy).
+
+Measures the pure path the proxy runs per request (request view → features → class → estimates →
+decision) with a warmed learner, for each policy, and the decision alone (learner estimates + policy on
+an already classified request); writes medians and p99s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry
+
+from gateway.backends import BackendPool
+from gateway.classify import classify, features
+from gateway.costmodel import ROLES, Load
+from gateway.learner import Learner, Observation
+from gateway.metrics import Metrics
+from gateway.policy import PolicyInput, decide
+from gateway.protocol import CHAT, COMPLETIONS, request_view
+from gateway.router import Router, learner_config
+from gateway.settings import Settings
+
+BODIES = [
+    (CHAT, {"model": "m", "messages": [{"role": "system", "content": "You are helpful."},
+                                       {"role": "user", "content": "Return JSON with keys name, age. " * 20}],
+            "response_format": {"type": "json_object"}, "temperature": 0, "max_tokens": 200}),
+    (CHAT, {"model": "m", "messages": [{"role": "user", "content": "Write a poem about the sea. " * 10}],
+            "temperature": 1.0, "stream": True}),
+    (COMPLETIONS, {"model": "m", "prompt": "def fib(n):\n    " * 50, "max_tokens": 128}),
+    (CHAT, {"model": "m", "messages": [{"role": "user", "content": "x " * 20000}], "max_tokens": 64}),
+]
+
+
+def measure(policy: str, n: int) -> dict[str, float]:
+    settings = Settings(policy=policy, random_seed=1)  # type: ignore[arg-type]
+    metrics = Metrics(CollectorRegistry())
+    learner = Learner(learner_config(settings))
+    for i in range(200):  # a warmed learner, as in steady state
+        role = "speculative" if i % 2 else "baseline"
+        learner.observe(Observation(role, "structured", "greedy", 300, 200, 80 if i % 2 else 200, 0.03,
+                                    1.0 + 0.001 * (i % 7), 1 + i % 5, i % 3))
+    router = Router(settings, BackendPool(settings, metrics), learner)
+    bodies = [(endpoint, body) for endpoint, body in BODIES]
+    samples = []
+    for i in range(n):
+        endpoint, body = bodies[i % len(bodies)]
+        t0 = time.perf_counter_ns()
+        routed = router.route(request_view(endpoint, body), f"r{i}")
+        samples.append(time.perf_counter_ns() - t0)
+        assert routed is not None
+    policy_only = []
+    views = [request_view(endpoint, body) for endpoint, body in bodies]
+    classified = [(f, classify(f, router.classifier)) for f in (features(v, router.classifier) for v in views)]
+    for i in range(n):
+        f, cls = classified[i % len(classified)]
+        t0 = time.perf_counter_ns()
+        est = router.estimates(f, cls, "greedy", f"r{i}") if policy in ("adaptive", "clairvoyant") else None
+        inp = PolicyInput(f, cls, frozenset(ROLES), Load(i % 5), Load(i % 3), est, (i % 100) / 100)
+        decide(policy, inp, router.rules, router.adaptive)
+        policy_only.append(time.perf_counter_ns() - t0)
+    return {**_stats("total", samples), **_stats("decision", policy_only)}
+
+
+def _stats(name: str, samples: list[int]) -> dict[str, float]:
+    samples.sort()
+    return {f"{name}_median_us": statistics.median(samples) / 1000,
+            f"{name}_p99_us": samples[int(0.99 * len(samples))] / 1000}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="specgate bench-decision", description=__doc__)
+    parser.add_argument("-n", type=int, default=20000)
+    parser.add_argument("--out", type=Path, default=Path("gateway/bench/results/decision.json"))
+    args = parser.parse_args(argv)
+    results = {p: measure(p, args.n) for p in ("baseline", "rules", "adaptive", "clairvoyant")}
+    doc = {"date": datetime.now(UTC).isoformat(timespec="seconds"),
+           "machine": f"{platform.machine()} {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}",
+           "python": sys.version.split()[0], "decisions_per_policy": args.n,
+           "what": "request_view + features + classify + learner estimates + policy, per request", "results": results}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(doc, indent=2) + "\n")
+    print("per request: total = parse view + classify + estimates + policy; decision = estimates + policy")
+    for policy, r in results.items():
+        print(f"{policy:12} total median {r['total_median_us']:6.1f} µs p99 {r['total_p99_us']:6.1f} µs   "
+              f"decision median {r['decision_median_us']:5.1f} µs p99 {r['decision_p99_us']:6.1f} µs")
+    print(f"written {args.out}")
+    return 0

@@ -30,7 +30,7 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     learner = Learner(learner_config(settings))
 
     def on_spec_delta(backend: Backend, delta: SpecDelta) -> None:
-        learner.observe_backend_acceptance(delta.mean_acceptance_length, delta.drafts)
+        learner.observe_backend_acceptance(delta.tokens_per_step, delta.drafts)
 
     pool = BackendPool(settings, metrics, on_spec_delta)
     router = Router(settings, pool, learner)

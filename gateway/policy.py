@@ -28,6 +28,8 @@ class AdaptiveConfig:
     explore_rate: float = 0.05
     explore_max_regret: float = 1.5
     explore_max_output_tokens: float = 128.0
+    explore_min_observations: int = 3
+    explore_unmeasured_max_regret: float = 3.0
     externality_weight: float = 1.0
 
 
@@ -43,6 +45,7 @@ class Estimates:
     speculative_interference: float
     baseline_prefill_s_per_token: float
     speculative_prefill_s_per_token: float
+    speculative_observations: int = 0  # of this request's class and temperature bucket
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +129,11 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     regret = other.cost(w) / max(chosen.cost(w), 1e-9)
     reason = token if prefer_spec or ratio < 1.0 else "within_margin"
     cheap = inp.estimates.output_tokens <= cfg.explore_max_output_tokens  # probe with short requests only
-    if explore and cheap and inp.draw < cfg.explore_rate and regret <= cfg.explore_max_regret:
+    # A class the speculative server has not served yet may be probed at a higher predicted regret: its
+    # acceptance is still the prior, so the prediction itself is the least trustworthy part.
+    unmeasured = chosen.role == "baseline" and inp.estimates.speculative_observations < cfg.explore_min_observations
+    limit = cfg.explore_unmeasured_max_regret if unmeasured else cfg.explore_max_regret
+    if explore and cheap and inp.draw < cfg.explore_rate and regret <= limit:
         chosen, reason = other, "explore"
     detail = f"{reason} {ratio:.2f}x on speculative"
     return Decision(chosen.role, reason, detail, chosen.e2e_s, chosen.ttft_s, ratio)

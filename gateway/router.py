@@ -64,8 +64,12 @@ class Router:
                                            settings.chars_per_token, settings.default_max_tokens)
         self.rules = RulesConfig(tuple(settings.rules_speculative_classes), settings.rules_max_temperature,
                                  settings.rules_max_prompt_tokens, settings.rules_max_inflight)
-        self.adaptive = AdaptiveConfig(settings.margin, settings.explore_rate, settings.explore_max_regret,
-                                       settings.explore_max_output_tokens, settings.externality_weight)
+        self.adaptive = AdaptiveConfig(
+            margin=settings.margin, explore_rate=settings.explore_rate, explore_max_regret=settings.explore_max_regret,
+            explore_max_output_tokens=settings.explore_max_output_tokens,
+            explore_min_observations=settings.explore_min_observations,
+            explore_unmeasured_max_regret=settings.explore_unmeasured_max_regret,
+            externality_weight=settings.externality_weight)
         self._random = random.Random(settings.random_seed).random
 
     def estimates(self, f: Features, cls: str, bucket: str, request_id: str) -> Estimates:
@@ -85,6 +89,7 @@ class Router:
             speculative_interference=lrn.interference("speculative"),
             baseline_prefill_s_per_token=lrn.prefill_s_per_token("baseline"),
             speculative_prefill_s_per_token=lrn.prefill_s_per_token("speculative"),
+            speculative_observations=lrn.speculative_observations(cls, bucket),
         )
 
     def route(self, view: RequestView, request_id: str, exclude: frozenset[Backend] = frozenset()) -> Routed | None:

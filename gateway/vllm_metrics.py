@@ -43,6 +43,17 @@ class SpecDelta:
     drafts: float
     draft_tokens: float
     accepted_tokens: float
+    generation_tokens: float = 0.0
+
+    @property
+    def tokens_per_step(self) -> float:
+        """Output tokens per engine step over all steps, drafted or not: each sequence-step emits one token
+        plus its accepted drafts. (`mean_acceptance_length` counts only steps that drafted, which for
+        n-gram lookup overstated speed on the H200: 3.29 against 1.6–1.7 per request.)"""
+        steps = self.generation_tokens - self.accepted_tokens
+        if steps <= 0:
+            return self.mean_acceptance_length
+        return self.generation_tokens / steps
 
     @property
     def acceptance_rate(self) -> float:
@@ -85,6 +96,7 @@ def spec_delta(before: VllmSnapshot | None, after: VllmSnapshot) -> SpecDelta | 
         after.drafts - before.drafts,
         after.draft_tokens - before.draft_tokens,
         after.accepted_tokens - before.accepted_tokens,
+        max(after.generation_tokens - before.generation_tokens, 0.0),
     )
     if d.drafts < 0 or d.draft_tokens < 0 or d.accepted_tokens < 0:
         return None

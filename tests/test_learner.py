@@ -108,5 +108,6 @@ def test_spec_delta_and_counter_reset() -> None:
                                 .replace("31464.0", "31164.0"))
     d = spec_delta(before, after)
     assert d is not None and d.drafts == 100 and d.mean_acceptance_length == pytest.approx(4.0)
+    assert d.tokens_per_step == pytest.approx(4.0)  # every step drafted here (no generation delta: fallback)
     assert d.acceptance_rate == pytest.approx(0.75)
     assert spec_delta(after, before) is None  # counters went down: a restart, not negative acceptance

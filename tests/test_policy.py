@@ -137,6 +137,18 @@ def test_no_acceptance_never_prefers_speculative(f: object, base_load: int, spec
         assert d.role == "baseline" or (d.ratio is not None and d.ratio > 1.0)
 
 
+def test_unmeasured_class_is_probed_at_a_higher_regret() -> None:
+    f = extract(request_view(CHAT, chat("Return JSON", temperature=0, max_tokens=64)), CFG)
+    cfg = AdaptiveConfig(explore_rate=0.05, explore_max_regret=1.1, explore_unmeasured_max_regret=3.0)
+    inp = _inp(f, "structured", 0, 0, tps=1.0, output=64, draw=0.01)
+    assert inp.estimates is not None and inp.estimates.speculative_observations == 0
+    unmeasured = decide("adaptive", inp, RULES, cfg)
+    assert unmeasured is not None and unmeasured.reason == "explore" and unmeasured.role == "speculative"
+    measured = dataclasses.replace(inp, estimates=dataclasses.replace(inp.estimates, speculative_observations=10))
+    d = decide("adaptive", measured, RULES, cfg)
+    assert d is not None and d.role == "baseline"
+
+
 def test_no_acceptance_with_equal_load_goes_baseline() -> None:
     f = extract(request_view(CHAT, chat("Return JSON", temperature=0)), CFG)
     for load in (0, 4, 16, 64):
@@ -168,7 +180,7 @@ def test_adaptive_table_speculation_pays_at_low_load_not_at_high() -> None:
        st.floats(1.0, 512.0))
 def test_exploration_is_bounded_by_rate_and_regret(f: object, draw: float, bl: int, sl: int, tps: float,
                                                    out: float) -> None:
-    cfg = AdaptiveConfig(explore_rate=0.05, explore_max_regret=1.5)
+    cfg = AdaptiveConfig(explore_rate=0.05, explore_max_regret=1.5, explore_min_observations=0)
     inp = _inp(f, "chat", bl, sl, tps=tps, draw=draw, output=out)
     d = decide("adaptive", inp, RULES, cfg)
     assert d is not None

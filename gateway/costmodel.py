@@ -91,6 +91,6 @@ def predict(
     e2e = ttft + steps * step
     on_self = ls * model_self.per_request_s * (steps + 1.0)
     growth = model_self.per_request_s if ls > 0 else model_self.own_s(1)
-    other_step = step_s(model_other, model_self, lo, ls, interference_other)
+    other_step = model_other.own_s(lo)  # its pace without waiting for us: an upper bound on its steps
     on_other = lo * interference_other * growth * (e2e / other_step) if lo > 0 else 0.0
     return Prediction(role=role, ttft_s=ttft, e2e_s=e2e, externality_s=on_self + on_other, step_s=step)

@@ -14,6 +14,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "demo": ("gateway.bench.cli", "demo_main", "the main job: is speculative decoding worth it here?"),
     "report": ("gateway.bench.report", "main", "per-class report from bench results or live metrics"),
     "bench-overhead": ("gateway.bench.overhead", "main", "gateway overhead vs direct and a bare proxy"),
+    "evaluate": ("gateway.bench.evaluate", "main", "adaptive vs static policies over profiles × workloads"),
     "bench-decision": ("gateway.bench.decision", "main", "time of one routing decision, per policy"),
 }
 

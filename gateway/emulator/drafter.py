@@ -153,11 +153,12 @@ class Speculation:
         self.accept_p = acceptance_probability(temperature)
         self.rng = random.Random(seed)
         self.proposer: Proposer | None = None
-        if synthetic_acceptance_length is None:
-            if profile.method == "ngram":
-                self.proposer = NgramProposer(prompt_tokens, profile.ngram_min, profile.ngram_max)
-            else:
-                self.proposer = DraftModelProposer(prompt_tokens)
+        if profile.method == "ngram":
+            # Even with synthetic acceptance, n-gram lookup drafts only where prompt + output repeat
+            # (seen on the H200: sampled requests drafted nothing and ran at 1.00 token a step).
+            self.proposer = NgramProposer(prompt_tokens, profile.ngram_min, profile.ngram_max)
+        elif synthetic_acceptance_length is None:
+            self.proposer = DraftModelProposer(prompt_tokens)
 
     def observe(self, tokens: Sequence[str]) -> None:
         if self.proposer is not None:
@@ -179,6 +180,11 @@ class Speculation:
             extra = self.synthetic - 1.0
             accepted = math.floor(extra) + (1 if self.rng.random() < extra - math.floor(extra) else 0)
             accepted = max(0, min(accepted, len(drafts)))
+            if self.accept_p < 1.0:  # the documented temperature rule applies to synthetic runs too
+                kept = 0
+                while kept < accepted and self.rng.random() < self.accept_p:
+                    kept += 1
+                accepted = kept
         else:
             for i, d in enumerate(drafts):
                 if pos + i >= len(target) or d != target[pos + i]:

@@ -14,7 +14,9 @@ target distribution at higher temperature agrees less often with a greedy draft.
 
 With `synthetic_acceptance_length` L (vLLM's synthetic rejection sampler), a step accepts floor(L-1)
 drafts plus one more with probability frac(L-1) (capped at γ), whatever was proposed, as vLLM 0.26 did
-(its per-position counters show exactly that pattern), so the mean tokens per step is L.
+(its per-position counters show exactly that pattern), so the mean tokens per drafting step is L. Two
+things still apply, as on the real H200 run: an n-gram profile drafts only on steps where prompt-lookup
+finds a match, and the temperature rule above thins the accepted run.
 """
 
 from __future__ import annotations

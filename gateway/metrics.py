@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from gateway.classify import CLASSES
@@ -17,6 +19,7 @@ RATIO_BUCKETS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0, 2.0)
 class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
         r = self.registry
         self.requests = Counter("specgate_requests", "Proxied requests by backend, class and status",
                                 ["backend", "role", "class", "status"], registry=r)
@@ -75,6 +78,14 @@ class Metrics:
                     family.labels(role, cls)
             self.prediction_error.labels(role)
             self.learned_step.labels(role)
+
+    def child(self, family: Counter | Gauge | Histogram, *labels: str) -> Any:
+        """`family.labels(*labels)`, memoised: the request path asks for the same few children all the time."""
+        key = (id(family), labels)
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = family.labels(*labels)
+        return found
 
     def register_backend(self, name: str, role: str) -> None:
         """Create a backend's children up front so every series exists from the first scrape."""

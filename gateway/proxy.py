@@ -92,7 +92,7 @@ class Proxy:
         if routed is None:
             raise NoBackendAvailable("No healthy backend is available.")
         d = routed.decision
-        self.metrics.decisions.labels(d.role, routed.cls, d.reason).inc()
+        self.metrics.child(self.metrics.decisions, d.role, routed.cls, d.reason).inc()
         payload = request._read_bytes or b""
         strip_usage = False
         if view.stream and not view.include_usage:
@@ -220,7 +220,7 @@ class Proxy:
         out = web.StreamResponse(status=200, headers=headers)
         await out.prepare(ctx.request)
         tap = SseTap(strip_usage=ctx.strip_usage, chat=ctx.endpoint == CHAT)
-        gap = self.metrics.inter_chunk.labels(backend.role, ctx.routed.cls)
+        gap = self.metrics.child(self.metrics.inter_chunk, backend.role, ctx.routed.cls)
         data = tap.feed(first)
         if data:
             await out.write(data)
@@ -237,14 +237,13 @@ class Proxy:
                     now = time.perf_counter()
                     gap.observe(now - last)
                     last = now
+                    deadline.reschedule(loop.time() + idle)  # one deadline per chunk: the write, then the next read
                     data = tap.feed(chunk)
                     if data:
                         writing = True
-                        deadline.reschedule(loop.time() + idle)
                         await out.write(data)  # back-pressure: a slow client slows our reads, never buffers
                         tail = data[-2:]
                         writing = False
-                    deadline.reschedule(loop.time() + idle)
         except TimeoutError:
             if writing:  # the client stopped reading: it is gone as far as we are concerned
                 outcome.status = "aborted"
@@ -284,22 +283,22 @@ class Proxy:
         m = self.metrics
         role, cls = backend.role, ctx.routed.cls
         e2e = time.perf_counter() - ctx.t0
-        m.requests.labels(backend.name, role, cls, outcome.status).inc()
+        m.child(m.requests, backend.name, role, cls, outcome.status).inc()
         d = ctx.routed.decision
         if outcome.status != "200":
             self._log(ctx, backend, outcome, e2e, load_self, load_other)
             return
-        m.duration.labels(role, cls).observe(e2e)
+        m.child(m.duration, role, cls).observe(e2e)
         if outcome.ttft_s is not None:
-            m.ttft.labels(role, cls).observe(outcome.ttft_s)
+            m.child(m.ttft, role, cls).observe(outcome.ttft_s)
         tokens = outcome.completion_tokens or 0
         if tokens:
-            m.output_tokens.labels(role, cls).inc(tokens)
+            m.child(m.output_tokens, role, cls).inc(tokens)
             if tokens > 1 and outcome.ttft_s is not None and ctx.stream:
-                m.tpot.labels(role, cls).observe((e2e - outcome.ttft_s) / (tokens - 1))
+                m.child(m.tpot, role, cls).observe((e2e - outcome.ttft_s) / (tokens - 1))
         if d.predicted_e2e_s is not None and role == d.role:
-            m.predicted.labels(role, cls).observe(d.predicted_e2e_s)
-            m.prediction_error.labels(role).observe(abs(d.predicted_e2e_s - e2e) / max(e2e, 1e-6))
+            m.child(m.predicted, role, cls).observe(d.predicted_e2e_s)
+            m.child(m.prediction_error, role).observe(abs(d.predicted_e2e_s - e2e) / max(e2e, 1e-6))
         if tokens and ctx.routed.features.n == 1:
             self.learner.observe(Observation(
                 role=role, cls=cls, bucket=ctx.routed.bucket, prompt_tokens=ctx.routed.features.prompt_tokens,

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import logging.handlers
 import multiprocessing
 import os
 import signal
@@ -34,13 +35,20 @@ class JsonLineFormatter(logging.Formatter):
         return orjson.dumps({"level": record.levelname.lower(), "logger": record.name, "message": message}).decode()
 
 
-def configure_logging(level: str) -> None:
+def configure_logging(level: str) -> logging.Handler:
+    """JSON lines on stderr. Access lines are buffered (flushed every 0.5 s by `serve`, at once on a
+    warning) so the request path does not pay a write system call per request."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonLineFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    buffered = logging.handlers.MemoryHandler(capacity=1024, flushLevel=logging.WARNING, target=handler)
+    access = logging.getLogger("specgate.access")
+    access.handlers[:] = [buffered]
+    access.propagate = False
+    return buffered
 
 
 async def serve(settings: Settings, *, reuse_port: bool = False) -> None:
@@ -54,6 +62,7 @@ async def serve(settings: Settings, *, reuse_port: bool = False) -> None:
     await site.start()
     log.info('{"event": "listening", "host": "%s", "port": %d, "policy": "%s", "pid": %d}',
              settings.host, settings.port, settings.policy, os.getpid())
+    flusher = asyncio.create_task(_flush_logs(), name="specgate-log-flush")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -68,6 +77,19 @@ async def serve(settings: Settings, *, reuse_port: bool = False) -> None:
     left = sum(b.inflight for b in state.pool.backends)
     log.info('{"event": "stopping", "cancelled_inflight": %d}', left)
     await runner.cleanup()
+    flusher.cancel()
+    _flush_access_log()
+
+
+def _flush_access_log() -> None:
+    for handler in logging.getLogger("specgate.access").handlers:
+        handler.flush()
+
+
+async def _flush_logs() -> None:
+    while True:
+        await asyncio.sleep(0.5)
+        _flush_access_log()
 
 
 def _run_worker(settings: Settings, reuse_port: bool) -> None:

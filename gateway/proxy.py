@@ -81,11 +81,11 @@ class Proxy:
         self.metrics = metrics
         self.client_auth_on = client_auth_on
         self.session: aiohttp.ClientSession | None = None
-        self.active: set[asyncio.Task[object]] = set()
 
     async def handle(self, request: web.Request, endpoint: str) -> web.StreamResponse:
         t0 = time.perf_counter()
-        body = parse_json_object(await request.read())
+        raw = await request.read()
+        body = parse_json_object(raw)
         view = request_view(endpoint, body)
         request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
         routed = self.router.route(view, request_id)
@@ -93,7 +93,7 @@ class Proxy:
             raise NoBackendAvailable("No healthy backend is available.")
         d = routed.decision
         self.metrics.child(self.metrics.decisions, d.role, routed.cls, d.reason).inc()
-        payload = request._read_bytes or b""
+        payload = raw  # the client's bytes, unless the gateway must change the body
         strip_usage = False
         if view.stream and not view.include_usage:
             options = body.get("stream_options")
@@ -110,9 +110,9 @@ class Proxy:
         last: UpstreamFailure | None = None
         while ctx.attempts < self.settings.max_attempts:
             now = time.monotonic()
-            untried = frozenset(tried)
-            backend = (self.pool.pick(role, now, untried) or self.pool.pick(OTHER[role], now, untried)
-                       or self.pool.pick(role, now) or self.pool.pick(OTHER[role], now))  # then again, if routable
+            exclude = frozenset(tried)  # untried backends first, the same role first; then any routable one again
+            backend = (self.pool.pick(role, now, exclude) or self.pool.pick(OTHER[role], now, exclude)
+                       or self.pool.pick(role, now) or self.pool.pick(OTHER[role], now))
             if backend is None:
                 break
             if ctx.attempts:

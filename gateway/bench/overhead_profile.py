@@ -55,6 +55,7 @@ def hot_spots(collapsed: str, top: int = 25) -> dict[str, Any]:
     files_c: Counter[str] = Counter()
     files_total: Counter[str] = Counter()
     samples = 0
+    prefixes: dict[str, list[str]] = {}  # per stack root: the frames every one of its stacks starts with
     for line in collapsed.splitlines():
         stack, _, count_s = line.rpartition(" ")
         if not stack or not count_s.isdigit():
@@ -65,6 +66,11 @@ def hot_spots(collapsed: str, top: int = 25) -> dict[str, Any]:
         if not frames:
             continue
         samples += count
+        prefix = prefixes.setdefault(frames[0], frames)
+        common = 0
+        while common < min(len(prefix), len(frames)) and prefix[common] == frames[common]:
+            common += 1
+        prefixes[frames[0]] = prefix[:common]
         self_c[frames[-1]] += count
         for f in set(frames):
             total_c[f] += count
@@ -72,9 +78,12 @@ def hot_spots(collapsed: str, top: int = 25) -> dict[str, Any]:
         for f in {_file(frame) for frame in frames}:
             files_total[f] += count
 
+    outer_frames = {f for prefix in prefixes.values() for f in prefix}
+    outer_files = {_file(f) for f in outer_frames}
+
     def pct(c: Counter[str], outer: bool = True) -> list[dict[str, Any]]:
-        """Top entries; `outer=False` drops frames on (nearly) every stack, such as main() and the loop."""
-        rows = [(k, v) for k, v in c.most_common() if outer or v < 0.9 * samples][:top]
+        """Top entries; `outer=False` drops the frames every stack of a thread starts with (main(), the loop)."""
+        rows = [(k, v) for k, v in c.most_common() if outer or (k not in outer_frames and k not in outer_files)][:top]
         return [{"function": k, "pct": round(100 * v / samples, 1)} for k, v in rows] if samples else []
 
     gateway_total = sum(v for k, v in self_c.items() if "(gateway/" in k)
@@ -86,7 +95,7 @@ def hot_spots(collapsed: str, top: int = 25) -> dict[str, Any]:
 def summary_text(spots: dict[str, Any], header: str) -> str:
     lines = [header, f"samples: {spots['samples']}; self time in gateway/ code: {spots['gateway_code_self_pct']}%", ""]
     for title, key in (("self % (leaf frames)", "self"),
-                       ("total % (anywhere on the stack; frames on >90% of stacks left out)", "total"),
+                       ("total % (anywhere on the stack, less the frames each thread always starts with)", "total"),
                        ("self % by file", "self_by_file"),
                        ("total % by file (time inside the file and what it calls)", "total_by_file")):
         lines.append(title)

@@ -85,7 +85,7 @@ class LearnerConfig:
     prior_output_tokens: float = 256.0
     num_speculative_tokens: int = 4
     prior_prefill_s_per_token: float = 0.00004
-    prior_interference: float = 0.5
+    prior_interference: dict[str, float] = field(default_factory=lambda: {"baseline": 0.2, "speculative": 1.0})
     priors: dict[str, StepModel] = field(default_factory=dict)
 
 
@@ -142,7 +142,7 @@ class Learner:
         self._steps = {role: StepFit.from_prior(config.priors[role]) for role in ROLES}
         self._prefill = {role: Ewma(config.prior_prefill_s_per_token) for role in ROLES}
         self._models = {role: fit.model() for role, fit in self._steps.items()}
-        self._interference = {role: Ewma(config.prior_interference) for role in ROLES}
+        self._interference = {role: Ewma(config.prior_interference[role]) for role in ROLES}
 
     # --- estimates used on the decision path (cheap lookups)
     def step_model(self, role: str) -> StepModel:
@@ -150,7 +150,7 @@ class Learner:
 
     def interference(self, role: str) -> float:
         """κ of `role`: the share of the other server's step that its step waits for when both have work."""
-        kappa = self._interference[role].shrunk(self.config.prior_interference, self.config.prior_weight)
+        kappa = self._interference[role].shrunk(self.config.prior_interference[role], self.config.prior_weight)
         return min(max(kappa, 0.0), 1.2)
 
     def prefill_s_per_token(self, role: str) -> float:
@@ -181,6 +181,10 @@ class Learner:
         prior = min(self.config.prior_output_tokens, float(max_tokens))
         mean = prior if est is None else est.shrunk(prior, self.config.prior_weight)
         return min(mean, float(max_tokens))
+
+    def bucket_speculative_observations(self, bucket: str) -> int:
+        est = self._bucket_tokens_per_step.get(bucket)
+        return 0 if est is None else est.count
 
     def speculative_observations(self, cls: str, bucket: str) -> int:
         est = self._tokens_per_step.get((cls, bucket))

@@ -45,7 +45,7 @@ class Estimates:
     speculative_interference: float
     baseline_prefill_s_per_token: float
     speculative_prefill_s_per_token: float
-    speculative_observations: int = 0  # of this request's class and temperature bucket
+    speculative_observations: int = 0  # of this request's temperature bucket, over all classes
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,12 +128,13 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     chosen, other = (spec, base) if prefer_spec else (base, spec)
     regret = other.cost(w) / max(chosen.cost(w), 1e-9)
     reason = token if prefer_spec or ratio < 1.0 else "within_margin"
-    cheap = inp.estimates.output_tokens <= cfg.explore_max_output_tokens  # probe with short requests only
-    # A class the speculative server has not served yet may be probed at a higher predicted regret: its
-    # acceptance is still the prior, so the prediction itself is the least trustworthy part.
+    # A temperature bucket the speculative server has not served yet is probed (a few requests, any length)
+    # at a higher predicted regret: its acceptance is still the prior, the least trustworthy input.
+    # Routine exploration afterwards uses short requests only, under the normal regret cap.
     unmeasured = chosen.role == "baseline" and inp.estimates.speculative_observations < cfg.explore_min_observations
-    limit = cfg.explore_unmeasured_max_regret if unmeasured else cfg.explore_max_regret
-    if explore and cheap and inp.draw < cfg.explore_rate and regret <= limit:
+    cheap = inp.estimates.output_tokens <= cfg.explore_max_output_tokens
+    allowed = regret <= cfg.explore_unmeasured_max_regret if unmeasured else cheap and regret <= cfg.explore_max_regret
+    if explore and allowed and inp.draw < cfg.explore_rate:
         chosen, reason = other, "explore"
     detail = f"{reason} {ratio:.2f}x on speculative"
     return Decision(chosen.role, reason, detail, chosen.e2e_s, chosen.ttft_s, ratio)

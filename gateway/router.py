@@ -39,7 +39,8 @@ def learner_config(s: Settings) -> LearnerConfig:
         prior_output_tokens=float(s.default_max_tokens),
         num_speculative_tokens=s.num_speculative_tokens,
         prior_prefill_s_per_token=s.prior_prefill_s_per_token,
-        prior_interference=s.prior_interference,
+        prior_interference={"baseline": s.prior_interference_baseline,
+                            "speculative": s.prior_interference_speculative},
         priors={
             "baseline": StepModel(s.prior_step_s, s.prior_step_per_request_s),
             "speculative": StepModel(s.prior_speculative_step_s, s.prior_speculative_step_per_request_s),
@@ -89,7 +90,7 @@ class Router:
             speculative_interference=lrn.interference("speculative"),
             baseline_prefill_s_per_token=lrn.prefill_s_per_token("baseline"),
             speculative_prefill_s_per_token=lrn.prefill_s_per_token("speculative"),
-            speculative_observations=lrn.speculative_observations(cls, bucket),
+            speculative_observations=lrn.bucket_speculative_observations(bucket),
         )
 
     def route(self, view: RequestView, request_id: str, exclude: frozenset[Backend] = frozenset()) -> Routed | None:

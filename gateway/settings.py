@@ -54,7 +54,7 @@ class Settings(BaseSettings):
     explore_rate: float = Field(0.03, ge=0.0, le=0.5, description="share of requests routed to the other backend")
     explore_max_regret: float = Field(1.3, ge=1.0, description="never explore when predicted this many times slower")
     explore_max_output_tokens: float = Field(128.0, ge=1.0, description="explore only with requests expected this short")
-    explore_min_observations: int = Field(3, ge=0, description="a class with fewer speculative observations is unmeasured")
+    explore_min_observations: int = Field(3, ge=0, description="a temperature bucket with fewer speculative observations is unmeasured")
     explore_unmeasured_max_regret: float = Field(3.0, ge=1.0, description="regret cap when exploring an unmeasured class")
     random_seed: int | None = Field(None, description="seed of the exploration draws (for reproducible runs)")
     externality_weight: float = Field(1.0, ge=0.0, description="weight of the delay a request imposes on others")
@@ -66,7 +66,8 @@ class Settings(BaseSettings):
     prior_speculative_step_s: float = Field(0.0075, description="prior speculative step time at batch 1 (s)")
     prior_step_per_request_s: float = Field(0.00004, description="prior baseline step-time growth per running request (s)")
     prior_speculative_step_per_request_s: float = Field(0.00015, description="prior speculative step-time growth per running request (s)")
-    prior_interference: float = Field(0.5, ge=0.0, le=1.0, description="prior share of the other server's step a step waits for (1 = strict turns)")
+    prior_interference_baseline: float = Field(0.2, ge=0.0, le=1.2, description="prior share of a speculative step a baseline step waits for (H200: ~0.15-0.25)")
+    prior_interference_speculative: float = Field(1.0, ge=0.0, le=1.2, description="prior share of a baseline step a speculative step waits for (H200: ~0-1.1)")
     prior_prefill_s_per_token: float = Field(0.00004, description="prior prefill time per prompt token (s)")
 
     # --- health, scraping, failover, ejection

@@ -207,7 +207,9 @@ class Proxy:
             if resp is not None:
                 resp.close()
             self.pool.release(backend)
-            self._record(ctx, backend, outcome, load_self, load_other)
+            # Metrics, learning and the access log run after the response is handed back, off its latency.
+            e2e = time.perf_counter() - ctx.t0
+            asyncio.get_running_loop().call_soon(self._record, ctx, backend, outcome, load_self, load_other, e2e)
 
     async def _relay_stream(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
                             outcome: Outcome) -> web.StreamResponse:
@@ -277,12 +279,12 @@ class Proxy:
         await out.write_eof()
         return out
 
-    def _record(self, ctx: Context, backend: Backend, outcome: Outcome, load_self: int, load_other: int) -> None:
+    def _record(self, ctx: Context, backend: Backend, outcome: Outcome, load_self: int, load_other: int,
+                e2e: float) -> None:
         if outcome.status == "failed":
             return  # failed attempt: counted by upstream_errors / failovers
         m = self.metrics
         role, cls = backend.role, ctx.routed.cls
-        e2e = time.perf_counter() - ctx.t0
         m.child(m.requests, backend.name, role, cls, outcome.status).inc()
         d = ctx.routed.decision
         if outcome.status != "200":

@@ -51,6 +51,9 @@ class SseTap:
             self.usage_events += len(_USAGE_ONLY.findall(data))
 
     def _feed_framed(self, chunk: bytes) -> bytes:
+        if not self._pending and chunk.endswith(b"\n\n") and b'"usage"' not in chunk:
+            self._account(chunk)  # the common case: whole events, nothing to strip, no copy
+            return chunk
         data = self._pending + chunk if self._pending else chunk
         end = data.rfind(b"\n\n")
         if end < 0:

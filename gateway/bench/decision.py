@@ -41,7 +41,7 @@ BODIES = [
 
 
 def measure(policy: str, n: int) -> dict[str, float]:
-    settings = Settings(policy=policy, random_seed=1)  # type: ignore[arg-type]
+    settings = Settings(policy=policy, random_seed=1)
     metrics = Metrics(CollectorRegistry())
     learner = Learner(learner_config(settings))
     for i in range(200):  # a warmed learner, as in steady state

@@ -170,8 +170,9 @@ def full_response(kind: Kind, rid: str, model: str, texts: list[str], reasons: l
     choices: list[dict[str, Any]] = []
     for i, (text, reason) in enumerate(zip(texts, reasons, strict=True)):
         if kind == "chat":
-            message = {"role": "assistant", "content": text, "refusal": None, "annotations": None, "audio": None,
-                       "function_call": None, "tool_calls": [], "reasoning_content": None}
+            message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None, "annotations": None,
+                                       "audio": None, "function_call": None, "tool_calls": [],
+                                       "reasoning_content": None}
             choices.append({"index": i, "message": message, "logprobs": None, "finish_reason": reason,
                             "stop_reason": None})
         else:

@@ -16,7 +16,7 @@ from gateway.metrics import Metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 DASHBOARD = ROOT / "dashboards" / "specgate.json"
-FIXTURES = ROOT.parent / "shared" / "fixtures"
+FIXTURES = Path(__file__).parent / "fixtures"  # real vLLM 0.26.0 /metrics (copied from ../shared/fixtures)
 
 
 def load_build() -> ModuleType:

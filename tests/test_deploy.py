@@ -19,7 +19,7 @@ from gateway.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
-MODELS = ROOT.parent / "shared" / "gpu" / "models"
+MODELS = Path(__file__).parent / "fixtures" / "models"  # config.json of ../shared/gpu/models
 GATEWAY_PORT = Settings().port
 
 
@@ -49,7 +49,6 @@ def test_model_size_of_llama_8b_shape() -> None:
     assert size.kv_bytes_per_token == 2 * 32 * 8 * 128 * 2
 
 
-@pytest.mark.skipif(not MODELS.is_dir(), reason="shared/gpu/models not laid out")
 def test_model_size_from_the_shared_gpu_recipe_configs() -> None:
     target = lp.model_size_from_config(lp.read_model_config(str(MODELS / "target")))
     draft = lp.model_size_from_config(lp.read_model_config(str(MODELS / "draft")))

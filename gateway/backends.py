@@ -13,7 +13,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import aiohttp
 
@@ -36,7 +36,6 @@ class Backend:
     consecutive_failures: int = 0
     snapshot: VllmSnapshot | None = None
     last_spec: SpecDelta | None = None
-    models: list[str] = field(default_factory=list)
 
     def routable(self, now: float) -> bool:
         return self.healthy and now >= self.ejected_until

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 ROLES = ("baseline", "speculative")
+OTHER_ROLE = {"baseline": "speculative", "speculative": "baseline"}
 
 
 @dataclass(frozen=True, slots=True)

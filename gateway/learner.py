@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gateway.costmodel import ROLES, StepModel, step_s
+from gateway.costmodel import OTHER_ROLE, ROLES, StepModel, step_s
 
 
 @dataclass(slots=True)
@@ -210,7 +210,7 @@ class Learner:
             self._tokens_per_step.setdefault(key, Ewma(self.config.prior_tokens_per_step)).update(tps, f, w=weight)
             self._bucket_tokens_per_step.setdefault(obs.bucket, Ewma(self.config.prior_tokens_per_step)).update(
                 tps, f, w=weight)
-        other = "speculative" if obs.role == "baseline" else "baseline"
+        other = OTHER_ROLE[obs.role]
         if steps is not None and steps >= 3 and obs.e2e_s > obs.ttft_s:
             observed = (obs.e2e_s - obs.ttft_s) / (steps - 1)
             waits = self._models[other].own_s(obs.load_other) if obs.load_other > 0 else 0.0

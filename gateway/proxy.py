@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import re
 import time
 import uuid
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from aiohttp import web
 from multidict import CIMultiDictProxy
 
 from gateway.backends import Backend, BackendPool
+from gateway.costmodel import OTHER_ROLE
 from gateway.learner import Learner, Observation
 from gateway.metrics import Metrics
 from gateway.protocol import (
@@ -37,12 +37,10 @@ from gateway.protocol import (
 )
 from gateway.router import Routed, Router
 from gateway.settings import Settings
-from gateway.streaming import SseTap
+from gateway.streaming import COMPLETION_TOKENS, SseTap
 from gateway.upstream import RETRY_STATUSES, UpstreamFailure, map_client_error, response_headers, upstream_headers
 
 log = logging.getLogger("specgate.access")
-_COMPLETION_TOKENS = re.compile(rb'"completion_tokens"\s*:\s*(\d+)')
-OTHER = {"baseline": "speculative", "speculative": "baseline"}
 
 
 @dataclass(slots=True)
@@ -111,8 +109,8 @@ class Proxy:
         while ctx.attempts < self.settings.max_attempts:
             now = time.monotonic()
             exclude = frozenset(tried)  # untried backends first, the same role first; then any routable one again
-            backend = (self.pool.pick(role, now, exclude) or self.pool.pick(OTHER[role], now, exclude)
-                       or self.pool.pick(role, now) or self.pool.pick(OTHER[role], now))
+            backend = (self.pool.pick(role, now, exclude) or self.pool.pick(OTHER_ROLE[role], now, exclude)
+                       or self.pool.pick(role, now) or self.pool.pick(OTHER_ROLE[role], now))
             if backend is None:
                 break
             if ctx.attempts:
@@ -125,8 +123,6 @@ class Proxy:
             except UpstreamFailure as failure:
                 self.pool.record_failure(backend, failure.reason)
                 last = failure
-                if not failure.retryable:
-                    break
                 self.metrics.failovers.labels(backend.name, backend.role).inc()
                 _warn(event="failover", id=ctx.request_id, backend=backend.name, reason=failure.reason)
         return self._exhausted(ctx, last)
@@ -166,7 +162,7 @@ class Proxy:
         assert self.session is not None
         s = self.settings
         self.pool.acquire(backend)
-        load_self, load_other = backend.inflight, self.pool.role_inflight(OTHER[backend.role])
+        load_self, load_other = backend.inflight, self.pool.role_inflight(OTHER_ROLE[backend.role])
         outcome = Outcome(status="aborted")
         resp: aiohttp.ClientResponse | None = None
         try:
@@ -192,7 +188,7 @@ class Proxy:
             outcome.status = str(resp.status)
             outcome.ttft_s = time.perf_counter() - ctx.t0
             if resp.status == 200:
-                found = _COMPLETION_TOKENS.findall(data)
+                found = COMPLETION_TOKENS.findall(data)
                 outcome.completion_tokens = int(found[-1]) if found else None
             headers = response_headers(resp.headers)
             headers.update(self._headers(ctx, backend))
@@ -318,7 +314,7 @@ class Proxy:
         line = {
             "event": "request", "id": ctx.request_id, "endpoint": ctx.endpoint, "class": ctx.routed.cls,
             "backend": backend.role, "instance": backend.name, "reason": d.reason, "ratio": d.ratio,
-            "predicted_s": d.predicted_e2e_s, "observed_s": round(e2e, 6),
+            "predicted_s": d.predicted_e2e_s, "predicted_ttft_s": d.predicted_ttft_s, "observed_s": round(e2e, 6),
             "ttft_s": outcome.ttft_s, "status": outcome.status, "completion_tokens": outcome.completion_tokens,
             "engine_steps": outcome.steps, "attempts": ctx.attempts, "prompt_tokens": ctx.routed.features.prompt_tokens,
             "load_self": load_self, "load_other": load_other, "temperature": ctx.routed.bucket,

@@ -12,7 +12,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 
 from gateway.backends import BackendPool
 from gateway.classify import CLASSES, TEMPERATURE_BUCKETS
-from gateway.costmodel import step_s
+from gateway.costmodel import OTHER_ROLE, step_s
 from gateway.learner import Learner, acceptance_rate
 from gateway.metrics import Metrics
 from gateway.proxy import Proxy
@@ -51,7 +51,7 @@ class AppState:
                 m.learned_tps.labels(cls, bucket).set(tps)
                 m.learned_acceptance.labels(cls, bucket).set(acceptance_rate(tps, gamma))
                 m.learned_output.labels(cls, bucket).set(lrn.output_tokens(cls, bucket, 1 << 30))
-        for role, other in (("baseline", "speculative"), ("speculative", "baseline")):
+        for role, other in OTHER_ROLE.items():
             load_self, load_other = self.pool.role_inflight(role), self.pool.role_inflight(other)
             m.learned_step.labels(role).set(step_s(lrn.step_model(role), lrn.step_model(other), load_self + 1,
                                                    load_other, lrn.interference(role)))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_COMPLETION_TOKENS = re.compile(rb'"completion_tokens"\s*:\s*(\d+)')
+COMPLETION_TOKENS = re.compile(rb'"completion_tokens"\s*:\s*(\d+)')
 _USAGE_ONLY = re.compile(rb'"choices"\s*:\s*\[\s*\]')
 _DATA = b"data: "
 _DONE = b"data: [DONE]"
@@ -45,7 +45,7 @@ class SseTap:
         if _DONE in data:
             self.done = True
         if b'"usage"' in data:
-            found = _COMPLETION_TOKENS.findall(data)
+            found = COMPLETION_TOKENS.findall(data)
             if found:
                 self.completion_tokens = int(found[-1])
             self.usage_events += len(_USAGE_ONLY.findall(data))
@@ -66,7 +66,7 @@ class SseTap:
         kept = []
         for event in complete.split(b"\n\n")[:-1]:
             if b'"usage"' in event and _USAGE_ONLY.search(event):
-                found = _COMPLETION_TOKENS.findall(event)
+                found = COMPLETION_TOKENS.findall(event)
                 if found:
                     self.completion_tokens = int(found[-1])
                 continue

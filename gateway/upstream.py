@@ -1,7 +1,7 @@
 """The one upstream `ClientSession`, header filtering and the translation of aiohttp errors.
 
 aiohttp exceptions never leave this module's callers: they are mapped to an `UpstreamFailure` with a
-short reason (`connect`, `timeout`, `status_5xx`, `protocol`) that decides whether failover is allowed.
+short reason (`connect`, `timeout`, `status_5xx`, `protocol`), which the proxy fails over on.
 """
 
 from __future__ import annotations
@@ -23,12 +23,11 @@ RETRY_STATUSES = frozenset({500, 502, 503, 504})
 
 
 class UpstreamFailure(Exception):
-    """A failed attempt; `reason` is a metric label, `retryable` allows failover before the first byte."""
+    """A failed attempt before the first byte (so failover is allowed); `reason` is a metric label."""
 
-    def __init__(self, reason: str, message: str, *, retryable: bool = True, status: int | None = None) -> None:
+    def __init__(self, reason: str, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
         self.reason = reason
-        self.retryable = retryable
         self.status = status
 
 

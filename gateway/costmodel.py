@@ -19,6 +19,11 @@ per step of ours; each request on the other server loses κ_other · (the growth
 step of its own while ours runs, which is a whole κ_other · own(1) when ours turns an idle server on. That turn-on
 charge is the one place where more load can make a server look cheaper (an already busy server costs
 the other nothing extra to keep busy); the predicted latency itself is monotone in load.
+
+That makes the per-request comparison sticky: once one server carries the traffic, sending a request to the
+idle one looks expensive, whatever the request. `consolidated_s` is the other half of the decision: the
+request's cost if all the GPU's current work ran on one server (no alternation), which says which server is
+this request's home. The adaptive policy routes to the speculative server only when both agree.
 """
 
 from __future__ import annotations
@@ -95,3 +100,11 @@ def predict(
     other_step = model_other.own_s(lo)  # its pace without waiting for us: an upper bound on its steps
     on_other = lo * interference_other * growth * (e2e / other_step) if lo > 0 else 0.0
     return Prediction(role=role, ttft_s=ttft, e2e_s=e2e, externality_s=on_self + on_other, step_s=step)
+
+
+def consolidated_s(shape: RequestShape, model: StepModel, total_load: Load, prefill_s_per_token: float) -> float:
+    """Predicted e2e of the request on a server that carries the whole GPU's load (`total_load`, the request
+    included), the other one idle: no interference, no turn-on."""
+    step = model.own_s(total_load.inflight)
+    steps = max(shape.output_tokens - 1.0, 0.0) / max(shape.tokens_per_step, 1.0)
+    return prefill_s_per_token * shape.prompt_tokens + step * (1.0 + steps)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.classify import Features
-from gateway.costmodel import Load, Prediction, RequestShape, StepModel, predict
+from gateway.costmodel import Load, Prediction, RequestShape, StepModel, consolidated_s, predict
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +30,7 @@ class AdaptiveConfig:
     explore_max_output_tokens: float = 128.0
     explore_min_observations: int = 3
     explore_unmeasured_max_regret: float = 3.0
+    explore_unmeasured_rate: float = 0.25
     externality_weight: float = 1.0
 
 
@@ -118,28 +119,52 @@ def predictions(inp: PolicyInput, est: Estimates) -> tuple[Prediction, Predictio
     return base, spec
 
 
+def home_ratio(inp: PolicyInput, est: Estimates) -> float:
+    """The request's cost on the baseline over its cost on the speculative server, each carrying all the
+    GPU's current work (> 1: the speculative server is its home)."""
+    f = inp.features
+    total = Load(inp.baseline_load.inflight + inp.speculative_load.inflight + 1)
+    base = consolidated_s(RequestShape(f.prompt_tokens, est.output_tokens, 1.0), est.baseline_model, total,
+                          est.baseline_prefill_s_per_token)
+    spec = consolidated_s(RequestShape(f.prompt_tokens, est.output_tokens, est.tokens_per_step),
+                          est.speculative_model, total, est.speculative_prefill_s_per_token)
+    return base / max(spec, 1e-9)
+
+
 def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: str) -> Decision:
     """Route to the lower predicted cost; speculative must win by `margin`; bounded exploration."""
     assert inp.estimates is not None, "adaptive and clairvoyant policies need estimates"
     base, spec = predictions(inp, inp.estimates)
     w = cfg.externality_weight
     ratio = base.cost(w) / max(spec.cost(w), 1e-9)
-    prefer_spec = ratio > 1.0 + cfg.margin
+    alone = home_ratio(inp, inp.estimates)
+    # Speculative only when both views agree: the cost right now (loads, interference, externality) and the
+    # request's home (all current work on one server). Without the second, a busy speculative server keeps
+    # attracting requests it serves worse, because turning the idle baseline on looks expensive.
+    prefer_spec = ratio > 1.0 + cfg.margin and alone > 1.0
     chosen, other = (spec, base) if prefer_spec else (base, spec)
     regret = other.cost(w) / max(chosen.cost(w), 1e-9)
-    reason = token if prefer_spec or ratio < 1.0 else "within_margin"
-    # A temperature bucket the speculative server has not served yet is probed (a few requests, any length)
-    # at a higher predicted regret: its acceptance is still the prior, the least trustworthy input.
-    # Routine exploration afterwards uses short requests only, under the normal regret cap.
-    # Probe only while the other server is idle: nobody else pays for the probe (a single request to a slow
-    # draft-model server made every baseline step wait, +9% mean over a whole run on h200-draft).
-    unmeasured = (chosen.role == "baseline" and inp.baseline_load.inflight == 0
+    if prefer_spec or ratio < 1.0:
+        reason = token
+    else:
+        reason = "within_margin" if ratio <= 1.0 + cfg.margin else "home_baseline"
+    # A temperature bucket the speculative server has not served enough yet is probed (any length) at a
+    # higher predicted regret and a higher rate: its acceptance is still the prior, the least trustworthy
+    # input, and a prior that makes speculation look slow would otherwise never be corrected (on the H200
+    # the gateway never tried the n-gram server and forwent a 1.4-1.7x win on greedy requests). One probe at a
+    # time (the speculative server idle), so a slow speculative server costs one request's worth of
+    # interference at a time, and at most `explore_min_observations` probes per bucket.
+    # Routine exploration afterwards uses short requests only, under the normal regret cap and rate.
+    unmeasured = (chosen.role == "baseline" and inp.speculative_load.inflight == 0
                   and inp.estimates.speculative_observations < cfg.explore_min_observations)
     cheap = inp.estimates.output_tokens <= cfg.explore_max_output_tokens
-    allowed = regret <= cfg.explore_unmeasured_max_regret if unmeasured else cheap and regret <= cfg.explore_max_regret
-    if explore and allowed and inp.draw < cfg.explore_rate:
+    if unmeasured:
+        allowed, rate = regret <= cfg.explore_unmeasured_max_regret, cfg.explore_unmeasured_rate
+    else:
+        allowed, rate = cheap and regret <= cfg.explore_max_regret, cfg.explore_rate
+    if explore and allowed and inp.draw < rate:
         chosen, reason = other, "explore"
-    detail = f"{reason} {ratio:.2f}x on speculative"
+    detail = f"{reason} {ratio:.2f}x on speculative, {alone:.2f}x alone"
     return Decision(chosen.role, reason, detail, chosen.e2e_s, chosen.ttft_s, ratio)
 
 

@@ -70,6 +70,7 @@ class Router:
             explore_max_output_tokens=settings.explore_max_output_tokens,
             explore_min_observations=settings.explore_min_observations,
             explore_unmeasured_max_regret=settings.explore_unmeasured_max_regret,
+            explore_unmeasured_rate=settings.explore_unmeasured_rate,
             externality_weight=settings.externality_weight)
         self._random = random.Random(settings.random_seed).random
 

@@ -291,3 +291,25 @@ async def test_load_on_one_server_slows_the_other() -> None:
         await asyncio.gather(*loaders)
     assert together > 1.25 * alone, (alone, together)
     assert pair.gpu.busy_s["speculative"] > 0
+
+
+async def test_dummy_weights_greedy_output_drafts_sampled_output_does_not() -> None:
+    """`--load-format dummy` with synthetic acceptance, as on the H200 run: random weights decoded greedily
+    cycle (n-gram lookup drafts, ~synthetic tokens/step); sampled they never repeat (1.00 token/step)."""
+    async with EmulatedPair(profile="h200-ngram", time_scale=FAST, synthetic_acceptance_length=3.3,
+                            load_format="dummy") as pair, aiohttp.ClientSession() as s:
+        pair.register_references({"ref": DOC})  # ignored: random weights do not follow a reference
+        body = {"model": "specgate-emu", "prompt": "Repeat exactly: " + DOC, "max_tokens": 160, "stream": True,
+                "stream_options": {"include_usage": True, "continuous_usage_stats": True}}
+        greedy, sampled = await asyncio.gather(
+            _stream(s, pair.speculative_url + "/v1/completions", body | {"temperature": 0}, "ref"),
+            _stream(s, pair.speculative_url + "/v1/completions", body | {"temperature": 0.8}, "ref"),
+        )
+        for chunks in (greedy, sampled):
+            assert chunks[-1]["usage"]["completion_tokens"] == 160  # EOS never comes
+            assert chunks[-2]["choices"][0]["finish_reason"] == "length"
+        greedy_steps, sampled_steps = _usage_counts(greedy), _usage_counts(sampled)
+        assert 2.5 < 160 / len(greedy_steps) <= 3.4, greedy_steps
+        assert max(sampled_steps) == 1 and len(sampled_steps) == 160
+        text = "".join(c["choices"][0]["text"] for c in greedy if c["choices"])
+        assert DOC[:40] not in text

@@ -23,7 +23,7 @@ emu_pid=
 if [ $novllm = 1 ]; then
   profile=h200-ngram; [ "$mode" = draft ] && profile=h200-draft
   $PY -m gateway emulate --baseline-port 8001 --speculative-port 8002 --model target --profile $profile \
-     --synthetic-acceptance-length $acc > /tmp/specgate-emulator.log 2>&1 &
+     --synthetic-acceptance-length $acc --load-format dummy > /tmp/specgate-emulator.log 2>&1 &
   emu_pid=$!
   for _ in $(seq 1 30); do curl -sf http://127.0.0.1:8002/health >/dev/null && break; sleep 0.5; done
   vllm_version="emulator ($profile)"

@@ -36,6 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workload", help="JSONL workload file whose references to preload")
     p.add_argument("--synthetic-acceptance-length", type=float, default=None,
                    help="mean tokens per speculative step, like vLLM's synthetic rejection sampler")
+    p.add_argument("--load-format", choices=("auto", "dummy"), default="auto",
+                   help="dummy: generate what random weights would (greedy output cycles, sampled output never "
+                        "repeats, EOS never comes), like `vllm serve --load-format dummy`; references are ignored")
     return p
 
 
@@ -43,7 +46,7 @@ async def _serve(args: argparse.Namespace) -> None:
     pair = EmulatedPair(
         profile=args.profile, host=args.host, baseline_port=args.baseline_port,
         speculative_port=args.speculative_port, time_scale=args.time_scale, model_name=args.model,
-        synthetic_acceptance_length=args.synthetic_acceptance_length,
+        synthetic_acceptance_length=args.synthetic_acceptance_length, load_format=args.load_format,
     )
     if args.workload:
         pair.register_references(load_references(args.workload))
@@ -53,7 +56,8 @@ async def _serve(args: argparse.Namespace) -> None:
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
     async with pair:
-        print(f"specgate emulate: profile {args.profile}, model {args.model!r}, time scale {args.time_scale}\n"
+        print(f"specgate emulate: profile {args.profile}, model {args.model!r}, time scale {args.time_scale}, "
+              f"load format {args.load_format}\n"
               f"  baseline    {pair.baseline_url}\n  speculative {pair.speculative_url}\n"
               f"  references  {len(pair.references)}", flush=True)
         await stop.wait()

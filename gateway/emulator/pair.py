@@ -28,6 +28,7 @@ class EmulatedPair:
         time_scale: float = 1.0,
         model_name: str = "specgate-emu",
         synthetic_acceptance_length: float | None = None,
+        load_format: str = "auto",
     ) -> None:
         self.profile = get_profile(profile) if isinstance(profile, str) else profile
         self.host = host
@@ -35,6 +36,7 @@ class EmulatedPair:
         self.time_scale = time_scale
         self.model_name = model_name
         self.synthetic_acceptance_length = synthetic_acceptance_length
+        self.load_format = load_format
         self.references: dict[str, str] = {}
         self._runners: list[web.AppRunner] = []
         self.baseline_url = ""
@@ -52,7 +54,7 @@ class EmulatedPair:
     async def start(self) -> None:
         self.clock = SimClock(self.time_scale)
         self.gpu = SharedGPU(self.profile.gpu_switch_loss)
-        common = {"references": self.references, "model_name": self.model_name}
+        common = {"references": self.references, "model_name": self.model_name, "load_format": self.load_format}
         self.baseline = EmulatedServer("baseline", self.profile, self.clock, self.gpu, **common)  # type: ignore[arg-type]
         self.speculative = EmulatedServer(
             "speculative", self.profile, self.clock, self.gpu, speculative=True,

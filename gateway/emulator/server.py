@@ -17,7 +17,7 @@ from .metrics import EngineMetrics
 from .prefix_cache import block_hashes
 from .profiles import Profile
 from .stats import ServerStats
-from .target import target_output
+from .target import dummy_output, target_output
 from .text import tokenize
 from .wire import ApiError, GenRequest, Kind, chunk, full_response, new_id, parse_request, stream_choice, usage
 
@@ -38,8 +38,10 @@ class EmulatedServer:
         model_name: str = "specgate-emu",
         speculative: bool = False,
         synthetic_acceptance_length: float | None = None,
+        load_format: str = "auto",
     ) -> None:
         self.role = role
+        self.dummy_weights = load_format == "dummy"
         self.profile = profile
         self.model_name = model_name
         self.speculative = speculative
@@ -152,7 +154,11 @@ class EmulatedServer:
         handle = RequestHandle(header_id or uuid.uuid4().hex)
         hashes = block_hashes(prompt_tokens, self.profile.block_size) if req.prompt_token_count is None else []
         for i in range(req.n):
-            out = target_output(prompt_tokens, reference, max_tokens, req.ignore_eos, seed)
+            out = (
+                dummy_output(max_tokens, req.temperature, seed + i)
+                if self.dummy_weights
+                else target_output(prompt_tokens, reference, max_tokens, req.ignore_eos, seed)
+            )
             spec = (
                 Speculation(self.profile, prompt_tokens, req.temperature, seed + i, self.synthetic_acceptance_length)
                 if self.speculative

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -35,3 +36,23 @@ def target_output(
     if len(body) < limit:
         body = body + continuation([*prompt_tokens, *body], limit - len(body), seed)
     return TargetOutput(body[:limit], "length")
+
+
+# Random-weight output, like `vllm serve --load-format dummy`: a vocabulary of this many token ids, and
+# greedy decoding falls into a cycle of this many tokens (the H200 run: random weights decoded greedily
+# repeat, so n-gram lookup drafts; sampled they never repeat, so it drafts nothing).
+DUMMY_VOCAB = 128_256
+DUMMY_GREEDY_CYCLE = (4, 24)
+
+
+def dummy_output(max_tokens: int | None, temperature: float, seed: int) -> TargetOutput:
+    """What a model with random weights generates: EOS never comes (it is one id of ~128k), so the text
+    runs to `max_tokens`. Greedy (T == 0): a short random cycle, repeated. Sampled: fresh random ids."""
+    rng = random.Random(seed)
+    limit = max_tokens if max_tokens is not None else DEFAULT_CONTINUATION_TOKENS
+    if temperature <= 0.0:
+        cycle = [f" t{rng.randrange(DUMMY_VOCAB)}" for _ in range(rng.randint(*DUMMY_GREEDY_CYCLE))]
+        tokens = [cycle[i % len(cycle)] for i in range(limit)]
+    else:
+        tokens = [f" t{rng.randrange(DUMMY_VOCAB)}" for _ in range(limit)]
+    return TargetOutput(tokens, "length")

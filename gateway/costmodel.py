@@ -15,10 +15,13 @@ baseline, the learned mean acceptance length on the speculative server) is predi
     e2e  = ttft + (O − 1) / T · step_s
 
 and it slows the requests already running: each co-running request on its server loses `per_request`
-per step of ours; each request on the other server loses κ_other · (the growth of our server's step) per
-step of its own while ours runs, which is a whole κ_other · own(1) when ours turns an idle server on. That turn-on
-charge is the one place where more load can make a server look cheaper (an already busy server costs
-the other nothing extra to keep busy); the predicted latency itself is monotone in load.
+per step of ours; each request on the other server waits κ_other · own_self per step of its own while ours
+runs, and we are charged our share of that wait, own_self(load + 1) / (load + 1): all of it when ours
+turns an idle server on, a per-capita share when others keep it busy too. (Charging only the step's growth
+made an already busy server look free to keep busy: on the emulated replay of the H200 run the adaptive
+policy kept a third of the traffic on the speculative server at c = 48 and ran 1.45-1.57x slower than all
+on baseline.) That share is the one place where more load can make a server look cheaper; the predicted
+latency itself is monotone in load.
 
 That makes the per-request comparison sticky: once one server carries the traffic, sending a request to the
 idle one looks expensive, whatever the request. `consolidated_s` is the other half of the decision: the
@@ -96,7 +99,9 @@ def predict(
     ttft = prefill_s_per_token * shape.prompt_tokens + step
     e2e = ttft + steps * step
     on_self = ls * model_self.per_request_s * (steps + 1.0)
-    growth = model_self.per_request_s if ls > 0 else model_self.own_s(1)
+    # Our share of what the other server's requests wait for: our step over the requests that keep our server
+    # busy (all of it when ours turns an idle server on), or the step's growth if that is larger.
+    growth = max(model_self.per_request_s, model_self.own_s(ls + 1) / (ls + 1))
     other_step = model_other.own_s(lo)  # its pace without waiting for us: an upper bound on its steps
     on_other = lo * interference_other * growth * (e2e / other_step) if lo > 0 else 0.0
     return Prediction(role=role, ttft_s=ttft, e2e_s=e2e, externality_s=on_self + on_other, step_s=step)

@@ -161,9 +161,12 @@ class Learner:
 
     def tokens_per_step(self, cls: str, bucket: str) -> float:
         """Shrunk in two levels: (class, bucket) toward the bucket over all classes (temperature is the
-        strongest single predictor of acceptance), which is shrunk toward the backend-wide value."""
+        strongest single predictor of acceptance), which is shrunk toward the prior, or the backend-wide
+        value where that is lower. Never toward a higher backend-wide value: it averages the requests the
+        policy chose to send there (on the emulated H200 replay, greedy ones at 2.8 tokens/step), so it
+        overstates every other bucket (sampled ones ran at 1.0)."""
         pw = self.config.prior_weight
-        prior = self.backend_tokens_per_step()
+        prior = min(self.backend_tokens_per_step(), self.config.prior_tokens_per_step)
         level = self._bucket_tokens_per_step.get(bucket)
         if level is not None:
             prior = level.shrunk(prior, pw)

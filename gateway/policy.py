@@ -144,22 +144,22 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     prefer_spec = ratio > 1.0 + cfg.margin and alone > 1.0
     chosen, other = (spec, base) if prefer_spec else (base, spec)
     regret = other.cost(w) / max(chosen.cost(w), 1e-9)
-    if prefer_spec or ratio < 1.0:
-        reason = token
-    else:
+    reason = token
+    if not prefer_spec and ratio >= 1.0:  # spec is at least as cheap right now, yet baseline is chosen
         reason = "within_margin" if ratio <= 1.0 + cfg.margin else "home_baseline"
-    # A temperature bucket the speculative server has not served enough yet is probed (any length) at a
-    # higher predicted regret and a higher rate: its acceptance is still the prior, the least trustworthy
-    # input, and a prior that makes speculation look slow would otherwise never be corrected (on the H200
-    # the gateway never tried the n-gram server and forwent a 1.4-1.7x win on greedy requests). One probe at a
-    # time (the speculative server idle), so a slow speculative server costs one request's worth of
-    # interference at a time, and at most `explore_min_observations` probes per bucket.
-    # Routine exploration afterwards uses short requests only, under the normal regret cap and rate.
+    # A temperature bucket the speculative server has not served enough yet is probed at a higher predicted
+    # regret and a higher rate: its acceptance is still the prior, the least trustworthy input, and a prior
+    # that makes speculation look slow would otherwise never be corrected (on the H200 the gateway never
+    # tried the n-gram server, which was 1.4-1.7x faster for greedy requests when it had the GPU to itself).
+    # Probes are short requests (a probe is a request served on the server predicted slower, and on one GPU
+    # it also slows every baseline step while it runs: one 256-token probe cost +16% over a 66-request phase
+    # of the emulated replay), one at a time, at most `explore_min_observations` per bucket.
+    # Routine exploration afterwards: short requests, the normal regret cap and rate.
     unmeasured = (chosen.role == "baseline" and inp.speculative_load.inflight == 0
                   and inp.estimates.speculative_observations < cfg.explore_min_observations)
     cheap = inp.estimates.output_tokens <= cfg.explore_max_output_tokens
     if unmeasured:
-        allowed, rate = regret <= cfg.explore_unmeasured_max_regret, cfg.explore_unmeasured_rate
+        allowed, rate = cheap and regret <= cfg.explore_unmeasured_max_regret, cfg.explore_unmeasured_rate
     else:
         allowed, rate = cheap and regret <= cfg.explore_max_regret, cfg.explore_rate
     if explore and allowed and inp.draw < rate:

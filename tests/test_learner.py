@@ -77,11 +77,19 @@ def test_step_models_and_interference_fit_load_dependence() -> None:
             assert fitted == pytest.approx(want, rel=0.12), (role, ls, lo)
 
 
-def test_backend_counters_become_the_class_prior() -> None:
+def test_backend_counters_lower_the_class_prior_but_never_raise_it() -> None:
     lrn = learner()
     for _ in range(40):
         lrn.observe_backend_acceptance(1.4, drafts=500)
     assert lrn.tokens_per_step("never_seen", "high") == pytest.approx(1.4, abs=0.05)
+    # The server-wide value averages what the policy chose to send (greedy requests here): an unmeasured
+    # bucket keeps the prior, a measured one its own value.
+    lrn = learner(prior_tokens_per_step=1.2)
+    for _ in range(40):
+        lrn.observe_backend_acceptance(2.8, drafts=500)
+        lrn.observe(obs("speculative", 256, 90, 1.0))
+    assert lrn.tokens_per_step("structured", "greedy") == pytest.approx(2.84, abs=0.05)
+    assert lrn.tokens_per_step("structured", "high") == pytest.approx(1.2)
 
 
 @given(st.floats(1.0, 5.0))

@@ -29,7 +29,7 @@ class AdaptiveConfig:
     explore_max_regret: float = 1.5
     explore_max_output_tokens: float = 128.0
     explore_min_observations: int = 3
-    explore_unmeasured_max_regret: float = 3.0
+    explore_unmeasured_max_regret: float = 1.5
     explore_unmeasured_rate: float = 0.25
     externality_weight: float = 1.0
 

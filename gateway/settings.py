@@ -55,7 +55,7 @@ class Settings(BaseSettings):
     explore_max_regret: float = Field(1.3, ge=1.0, description="never explore when predicted this many times slower")
     explore_max_output_tokens: float = Field(128.0, ge=1.0, description="explore only with requests expected this short")
     explore_min_observations: int = Field(3, ge=0, description="a temperature bucket with fewer speculative observations is unmeasured")
-    explore_unmeasured_max_regret: float = Field(3.0, ge=1.0, description="regret cap when exploring an unmeasured class")
+    explore_unmeasured_max_regret: float = Field(1.5, ge=1.0, description="regret cap when exploring an unmeasured class")
     explore_unmeasured_rate: float = Field(
         0.25, ge=0.0, le=1.0, description="probe rate for an unmeasured temperature bucket (one probe at a time)")
     random_seed: int | None = Field(None, description="seed of the exploration draws (for reproducible runs)")

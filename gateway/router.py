@@ -71,6 +71,7 @@ class Router:
             explore_min_observations=settings.explore_min_observations,
             explore_unmeasured_max_regret=settings.explore_unmeasured_max_regret,
             explore_unmeasured_rate=settings.explore_unmeasured_rate,
+            home_check=settings.home_check,
             externality_weight=settings.externality_weight)
         self._random = random.Random(settings.random_seed).random
 

@@ -56,6 +56,8 @@ class Settings(BaseSettings):
     explore_max_output_tokens: float = Field(128.0, ge=1.0, description="explore only with requests expected this short")
     explore_min_observations: int = Field(3, ge=0, description="a temperature bucket with fewer speculative observations is unmeasured")
     explore_unmeasured_max_regret: float = Field(1.5, ge=1.0, description="regret cap when exploring an unmeasured class")
+    home_check: bool = Field(
+        False, description="adaptive: speculative only if also cheaper with all current work on one server")
     explore_unmeasured_rate: float = Field(
         0.25, ge=0.0, le=1.0, description="probe rate for an unmeasured temperature bucket (one probe at a time)")
     random_seed: int | None = Field(None, description="seed of the exploration draws (for reproducible runs)")

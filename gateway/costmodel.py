@@ -24,9 +24,9 @@ on baseline.) That share is the one place where more load can make a server look
 latency itself is monotone in load.
 
 That makes the per-request comparison sticky: once one server carries the traffic, sending a request to the
-idle one looks expensive, whatever the request. `consolidated_s` is the other half of the decision: the
-request's cost if all the GPU's current work ran on one server (no alternation), which says which server is
-this request's home. The adaptive policy routes to the speculative server only when both agree.
+idle one looks expensive, whatever the request. The policy's optional home check is the other half: `predict`
+with all the GPU's current work on one server and the other idle (no alternation) says which server is the
+request's home.
 """
 
 from __future__ import annotations
@@ -106,10 +106,3 @@ def predict(
     on_other = lo * interference_other * growth * (e2e / other_step) if lo > 0 else 0.0
     return Prediction(role=role, ttft_s=ttft, e2e_s=e2e, externality_s=on_self + on_other, step_s=step)
 
-
-def consolidated_s(shape: RequestShape, model: StepModel, total_load: Load, prefill_s_per_token: float) -> float:
-    """Predicted e2e of the request on a server that carries the whole GPU's load (`total_load`, the request
-    included), the other one idle: no interference, no turn-on."""
-    step = model.own_s(total_load.inflight)
-    steps = max(shape.output_tokens - 1.0, 0.0) / max(shape.tokens_per_step, 1.0)
-    return prefill_s_per_token * shape.prompt_tokens + step * (1.0 + steps)

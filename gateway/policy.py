@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.classify import Features
-from gateway.costmodel import Load, Prediction, RequestShape, StepModel, consolidated_s, predict
+from gateway.costmodel import Load, Prediction, RequestShape, StepModel, predict
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,15 +121,15 @@ def predictions(inp: PolicyInput, est: Estimates) -> tuple[Prediction, Predictio
 
 
 def home_ratio(inp: PolicyInput, est: Estimates) -> float:
-    """The request's cost on the baseline over its cost on the speculative server, each carrying all the
-    GPU's current work (> 1: the speculative server is its home)."""
+    """The request's predicted e2e on the baseline over that on the speculative server, each carrying all the
+    GPU's current work with the other idle (> 1: the speculative server is its home)."""
     f = inp.features
-    total = Load(inp.baseline_load.inflight + inp.speculative_load.inflight + 1)
-    base = consolidated_s(RequestShape(f.prompt_tokens, est.output_tokens, 1.0), est.baseline_model, total,
-                          est.baseline_prefill_s_per_token)
-    spec = consolidated_s(RequestShape(f.prompt_tokens, est.output_tokens, est.tokens_per_step),
-                          est.speculative_model, total, est.speculative_prefill_s_per_token)
-    return base / max(spec, 1e-9)
+    others, idle = Load(inp.baseline_load.inflight + inp.speculative_load.inflight), Load(0)
+    base = predict("baseline", RequestShape(f.prompt_tokens, est.output_tokens, 1.0), others, idle,
+                   est.baseline_model, est.speculative_model, 0.0, 0.0, est.baseline_prefill_s_per_token)
+    spec = predict("speculative", RequestShape(f.prompt_tokens, est.output_tokens, est.tokens_per_step), others,
+                   idle, est.speculative_model, est.baseline_model, 0.0, 0.0, est.speculative_prefill_s_per_token)
+    return base.e2e_s / max(spec.e2e_s, 1e-9)
 
 
 def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: str) -> Decision:

@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import dataclasses
 import json
-import math
 import os
 import random
-import re
 import signal
 import statistics
 import subprocess
@@ -32,6 +29,9 @@ from typing import Any
 import aiohttp
 
 from gateway.bench.client import Measured, prepare_body, replay, send_one
+from gateway.bench.overhead_stats import percentile
+from gateway.bench.report_metrics import histogram_quantile, parse_text
+from gateway.vllm_metrics import parse_vllm_metrics
 from gateway.workloads import WorkloadItem, load_workload
 
 T0 = time.monotonic()
@@ -153,71 +153,31 @@ def wait_ok(url: str, timeout_s: float) -> bool:
     return False
 
 
-_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+([-+0-9.eEinfNa]+)')
-
-
-def prom_samples(text: str) -> list[tuple[str, str, float]]:
-    out = []
-    for line in text.splitlines():
-        if line.startswith("#"):
-            continue
-        m = _SAMPLE.match(line)
-        if m:
-            with contextlib.suppress(ValueError):
-                out.append((m.group(1), m.group(2) or "", float(m.group(3))))
-    return out
-
-
-def prom_sum(text: str, name: str, label_filter: str = "") -> float:
-    return sum(v for n, lab, v in prom_samples(text) if n == name and label_filter in lab)
-
-
 def spec_counters(metrics_text: str) -> dict[str, float]:
-    return {
-        "drafts": prom_sum(metrics_text, "vllm:spec_decode_num_drafts_total"),
-        "draft_tokens": prom_sum(metrics_text, "vllm:spec_decode_num_draft_tokens_total"),
-        "accepted": prom_sum(metrics_text, "vllm:spec_decode_num_accepted_tokens_total"),
-        "generation_tokens": prom_sum(metrics_text, "vllm:generation_tokens_total"),
-    }
+    snap = parse_vllm_metrics(metrics_text)
+    return {"drafts": snap.drafts, "draft_tokens": snap.draft_tokens, "accepted": snap.accepted_tokens,
+            "generation_tokens": snap.generation_tokens}
 
 
 def histogram(text: str, name: str) -> dict[str, Any]:
-    """Sum over label sets of a Prometheus histogram: count, mean, and bucket-interpolated p50/p90/p99."""
+    """Sum over label sets of a Prometheus histogram: count, mean, and PromQL-style p50/p90/p99."""
     buckets: dict[float, float] = {}
     total = count = 0.0
-    for n, lab, v in prom_samples(text):
+    for n, labels, v in parse_text(text):
         if n == name + "_bucket":
-            m = re.search(r'le="([^"]+)"', lab)
-            if m:
-                le = math.inf if m.group(1) == "+Inf" else float(m.group(1))
-                buckets[le] = buckets.get(le, 0.0) + v
+            le = float(labels["le"])
+            buckets[le] = buckets.get(le, 0.0) + v
         elif n == name + "_sum":
             total += v
         elif n == name + "_count":
             count += v
     out: dict[str, Any] = {"count": count, "mean_s": total / count if count else None}
-    edges = sorted(buckets)
     for q in (0.5, 0.9, 0.99):
-        target, prev_le, prev_c, val = q * count, 0.0, 0.0, None
-        for le in edges:
-            c = buckets[le]
-            if c >= target and count:
-                interpolated = math.isinf(le) or c == prev_c
-                val = le if interpolated else prev_le + (le - prev_le) * (target - prev_c) / (c - prev_c)
-                break
-            prev_le, prev_c = le, c
-        out[f"p{int(q * 100)}_s"] = val
+        out[f"p{int(q * 100)}_s"] = histogram_quantile(q, sorted(buckets.items()))
     return out
 
 
 # ---------------------------------------------------------------- summaries
-
-def pct(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, math.ceil(q * len(s)) - 1))]
-
 
 def summarize(rows: list[Measured], wall_s: float) -> dict[str, Any]:
     ok = [r for r in rows if r.status == "200" and r.e2e_s is not None]
@@ -245,8 +205,9 @@ def summarize(rows: list[Measured], wall_s: float) -> dict[str, Any]:
         "n": len(rows), "ok": len(ok), "errors": errors,
         "error_sample": [r.error for r in rows if r.status != "200"][:3],
         "wall_s": wall_s, "tokens": tokens, "tok_per_s": tokens / wall_s if wall_s else None,
-        "mean_e2e_s": statistics.mean(e2e) if e2e else None, "p50_e2e_s": pct(e2e, 0.5), "p90_e2e_s": pct(e2e, 0.9),
-        "mean_ttft_s": statistics.mean(ttft) if ttft else None, "p90_ttft_s": pct(ttft, 0.9),
+        "mean_e2e_s": statistics.mean(e2e) if e2e else None, "p50_e2e_s": percentile(e2e, 50),
+        "p90_e2e_s": percentile(e2e, 90),
+        "mean_ttft_s": statistics.mean(ttft) if ttft else None, "p90_ttft_s": percentile(ttft, 90),
         "mean_tpot_ms": statistics.mean([1000 * (r.e2e_s - r.ttft_s) / max((r.completion_tokens or 2) - 1, 1)
                                          for r in ok if r.ttft_s is not None and r.e2e_s is not None]) if ok else None,
         "split": split, "split_by_class": by_class, "reasons": reasons,
@@ -435,18 +396,17 @@ def main(argv: list[str] | None = None) -> int:
             log(f"warm-up {name}: {[r.status for r in rows]} e2e {[round(r.e2e_s or 0, 2) for r in rows]}")
             results.setdefault("warmup", {})[name] = summarize(rows, 1.0)
 
-    def backend_metrics() -> dict[str, str]:
-        return {n: http_get(u + "/metrics")[1] for n, u in (("baseline", args.baseline_url),
-                                                              ("speculative", args.speculative_url))}
+    def counters(url: str) -> dict[str, float]:
+        return spec_counters(http_get(url + "/metrics")[1])
 
     if args.direct:
         for name, url in (("baseline", args.baseline_url), ("speculative", args.speculative_url)):
             if time.monotonic() > deadline:
                 break
             items = with_nonce([i for i in low if i.t <= args.direct_duration], f"direct-{name}")
-            before = spec_counters(backend_metrics()[name])
+            before = counters(url)
             rows, wall = asyncio.run(run_phase("low", items, url, args, deadline))
-            after = spec_counters(backend_metrics()[name])
+            after = counters(url)
             for r in rows:
                 req_file.write(row_json(r, "direct", f"low-{name}") + "\n")
             run = {"policy": "direct", "direct_target": name, "phase": "low", "summary": summarize(rows, wall),
@@ -473,10 +433,10 @@ def main(argv: list[str] | None = None) -> int:
             for phase, items in (("low", low), ("high", high)):
                 if time.monotonic() > deadline:
                     break
-                before = spec_counters(backend_metrics()["speculative"])
+                before = counters(args.speculative_url)
                 rows, wall = asyncio.run(run_phase(phase, with_nonce(items, f"{policy}-{phase}"), gw.url, args,
                                                    deadline))
-                after = spec_counters(backend_metrics()["speculative"])
+                after = counters(args.speculative_url)
                 state_status, state_text = http_get(gw.url + "/admin/state")
                 state = json.loads(state_text) if state_status == 200 else {}
                 _, metrics_text = http_get(gw.url + "/metrics")
@@ -504,9 +464,8 @@ def main(argv: list[str] | None = None) -> int:
             logs.append(f"==== gateway {policy} (rc {rc}) first/last lines ====\n" + "\n".join(
                 [*text.splitlines()[:5], "...", *text.splitlines()[-8:]]))
     req_file.close()
-    metrics = backend_metrics()
-    for name, text in metrics.items():
-        (args.out / f"vllm-{name}-metrics.txt").write_text(text)
+    for name, url in (("baseline", args.baseline_url), ("speculative", args.speculative_url)):
+        (args.out / f"vllm-{name}-metrics.txt").write_text(http_get(url + "/metrics")[1])
     (args.out / "logs.txt").write_text("\n".join(logs) + "\n")
     results["meta"]["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     results["meta"]["elapsed_s"] = time.monotonic() - T0

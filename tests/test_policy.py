@@ -43,6 +43,12 @@ def chat(content: str, **extra: object) -> dict[str, object]:
         (chat("x " * 8000), "long_context"),
         ({"model": "m", "prompt": "def fib(n):\n    "}, "code"),
         ({"model": "m", "prompt": [1, 2, 3]}, "chat"),
+        # whole words only: "history" is no story, "trust" no Rust, "first class" no class definition
+        (chat("Summarize the history of Rome", temperature=0.3), "chat"),
+        (chat("I trust you: what is the capital of France?", temperature=0.3), "chat"),
+        (chat("Is first class worth it on a long flight?", temperature=0.3), "chat"),
+        (chat("class Stack:\n    pass\nAdd push and pop."), "code"),
+        (chat("Tell me a story (short, please)", temperature=0.3), "creative"),
     ],
 )
 def test_classifier_table(body: dict[str, object], expected: str) -> None:

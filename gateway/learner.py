@@ -2,10 +2,12 @@
 
 - tokens per engine step on the speculative server, per (class, temperature bucket), from each streamed
   speculative response (completion tokens / content chunks: each vLLM chunk is one engine step), shrunk
-  toward the backend-wide value from the scraped `vllm:spec_decode_*` counter deltas;
+  toward the temperature bucket, then toward the prior (or the backend-wide tokens per step from the scraped
+  `vllm:` counter deltas, where that is lower);
 - output tokens per (class, temperature bucket);
 - step time vs load per role (`StepModel`), fitted by recursive least squares with forgetting on
-  features [1, load_self, other busy, load_other], starting from the configured priors;
+  features [1, load_self], starting from the configured priors, and κ, the share of the other server's
+  step that a step waits for;
 - prefill seconds per prompt token, per role.
 Every estimate starts at a prior and forgets old observations geometrically (`forgetting` per update).
 """
@@ -143,6 +145,9 @@ class Learner:
         self._prefill = {role: Ewma(config.prior_prefill_s_per_token) for role in ROLES}
         self._models = {role: fit.model() for role, fit in self._steps.items()}
         self._interference = {role: Ewma(config.prior_interference[role]) for role in ROLES}
+        # the decision path reads these every request; they change only in `observe`
+        self._kappa = {role: self._shrunk_interference(role) for role in ROLES}
+        self._prefill_s = {role: self._shrunk_prefill(role) for role in ROLES}
 
     # --- estimates used on the decision path (cheap lookups)
     def step_model(self, role: str) -> StepModel:
@@ -150,10 +155,16 @@ class Learner:
 
     def interference(self, role: str) -> float:
         """κ of `role`: the share of the other server's step that its step waits for when both have work."""
+        return self._kappa[role]
+
+    def prefill_s_per_token(self, role: str) -> float:
+        return self._prefill_s[role]
+
+    def _shrunk_interference(self, role: str) -> float:
         kappa = self._interference[role].shrunk(self.config.prior_interference[role], self.config.prior_weight)
         return min(max(kappa, 0.0), 1.2)
 
-    def prefill_s_per_token(self, role: str) -> float:
+    def _shrunk_prefill(self, role: str) -> float:
         return self._prefill[role].shrunk(self.config.prior_prefill_s_per_token, self.config.prior_weight)
 
     def backend_tokens_per_step(self) -> float:
@@ -220,17 +231,20 @@ class Learner:
             if waits > 0:  # what the step waited for, beyond its own work: the interference share
                 own = self._models[obs.role].own_s(obs.load_self)
                 self._interference[obs.role].update(min(max((observed - own) / waits, 0.0), 1.5), f)
-            self._steps[obs.role].update(obs.load_self, max(observed - self.interference(obs.role) * waits, 0.0), f)
+                self._kappa[obs.role] = self._shrunk_interference(obs.role)
+            self._steps[obs.role].update(obs.load_self, max(observed - self._kappa[obs.role] * waits, 0.0), f)
             self._models[obs.role] = self._steps[obs.role].model()
         if obs.prompt_tokens >= 64:
             step = step_s(self._models[obs.role], self._models[other], obs.load_self, obs.load_other,
-                          self.interference(obs.role))
+                          self._kappa[obs.role])
             per_token = max(obs.ttft_s - step, 0.0) / obs.prompt_tokens
             prior = self.config.prior_prefill_s_per_token
             self._prefill[obs.role].update(min(per_token, 50 * prior), f)
+            self._prefill_s[obs.role] = self._shrunk_prefill(obs.role)
 
     def observe_backend_acceptance(self, tokens_per_step: float, drafts: float) -> None:
-        """Counter deltas of one scrape: mean acceptance length over `drafts` draft rounds."""
+        """Counter deltas of one scrape: output tokens per engine step (`SpecDelta.tokens_per_step`), weighted
+        by the `drafts` draft rounds behind it."""
         if drafts > 0:
             weight = min(drafts / 64.0, 8.0)
             self._backend_tokens_per_step.update(tokens_per_step, self.config.forgetting, w=weight)

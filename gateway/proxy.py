@@ -227,7 +227,7 @@ class Proxy:
         last = now
         error: str | None = None
         writing = False  # which side a timeout blames: the upstream read or the client write
-        tail = data[-2:] if data else b"\n\n"
+        last_out = data or b"\n\n"  # the last bytes relayed; sliced only when an error must follow them
         try:
             async with asyncio.timeout(loop.time() + idle) as deadline:
                 read = resp.content.readany
@@ -240,7 +240,7 @@ class Proxy:
                     if data:
                         writing = True
                         await out.write(data)  # back-pressure: a slow client slows our reads, never buffers
-                        tail = data[-2:]
+                        last_out = data
                         writing = False
         except TimeoutError:
             if writing:  # the client stopped reading: it is gone as far as we are concerned
@@ -255,7 +255,7 @@ class Proxy:
         rest = tap.flush()
         if rest:
             await out.write(rest)
-            tail = rest[-2:]
+            last_out = rest
         if error is None and not tap.done:
             error = "upstream stream ended without [DONE]"
         outcome.completion_tokens = tap.completion_tokens
@@ -264,7 +264,7 @@ class Proxy:
             outcome.status = "upstream_error"
             self.pool.record_failure(backend, "midstream")
             payload = error_body(error, "server_error", None, "upstream_stream_error")
-            separator = b"" if tail == b"\n\n" else b"\n\n"  # never glue the error to a partial event
+            separator = b"" if last_out.endswith(b"\n\n") else b"\n\n"  # never glue the error to a partial event
             await out.write(separator + b"data: " + payload + b"\n\n")
             _warn(event="midstream_error", id=ctx.request_id, backend=backend.name, error=error)
             if ctx.request.transport is not None:

@@ -35,7 +35,7 @@ class JsonLineFormatter(logging.Formatter):
         return orjson.dumps({"level": record.levelname.lower(), "logger": record.name, "message": message}).decode()
 
 
-def configure_logging(level: str) -> logging.Handler:
+def configure_logging(level: str) -> None:
     """JSON lines on stderr. Access lines are buffered (flushed every 0.5 s by `serve`, at once on a
     warning) so the request path does not pay a write system call per request."""
     handler = logging.StreamHandler(sys.stderr)
@@ -48,7 +48,6 @@ def configure_logging(level: str) -> logging.Handler:
     access = logging.getLogger("specgate.access")
     access.handlers[:] = [buffered]
     access.propagate = False
-    return buffered
 
 
 async def serve(settings: Settings, *, reuse_port: bool = False) -> None:

@@ -40,10 +40,13 @@ class SseTap:
             self._account(rest)
         return rest
 
-    def _account(self, data: bytes) -> None:
+    def _count(self, data: bytes) -> None:
         self.data_events += data.count(_DATA)
         if _DONE in data:
             self.done = True
+
+    def _account(self, data: bytes) -> None:
+        self._count(data)
         if b'"usage"' in data:
             found = COMPLETION_TOKENS.findall(data)
             if found:
@@ -52,7 +55,7 @@ class SseTap:
 
     def _feed_framed(self, chunk: bytes) -> bytes:
         if not self._pending and chunk.endswith(b"\n\n") and b'"usage"' not in chunk:
-            self._account(chunk)  # the common case: whole events, nothing to strip, no copy
+            self._count(chunk)  # the common case: whole events, nothing to strip, no copy
             return chunk
         data = self._pending + chunk if self._pending else chunk
         end = data.rfind(b"\n\n")
@@ -61,7 +64,7 @@ class SseTap:
             return b""
         complete, self._pending = data[: end + 2], data[end + 2 :]
         if b'"usage"' not in complete:
-            self._account(complete)
+            self._count(complete)
             return complete
         kept = []
         for event in complete.split(b"\n\n")[:-1]:

@@ -241,11 +241,13 @@ class Engine:
         for phase in phases:
             await self.clock.sleep_until(t)
             job = self.gpu.submit(self.role, t, phase.gpu_s)
+            job_end = self.gpu.end_of(job)  # a simulation over the active jobs: once per wake-up
             while True:
-                end = max(t + phase.host_s, self.gpu.end_of(job))
+                end = max(t + phase.host_s, job_end)
                 await self.clock.sleep_until(end)
                 self.gpu.advance(min(self.clock.now(), end))
-                if self.gpu.end_of(job) <= end:
+                job_end = self.gpu.end_of(job)
+                if job_end <= end:
                     break  # not pushed later by the other server's work meanwhile
             t = end
         return t

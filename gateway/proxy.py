@@ -66,7 +66,6 @@ class Context:
     headers: dict[str, str]
     attempts: int = 0
     overhead_recorded: bool = False
-    last_backend: Backend | None = None
 
 
 class Proxy:
@@ -105,7 +104,7 @@ class Proxy:
     async def _with_failover(self, ctx: Context) -> web.StreamResponse:
         role = ctx.routed.decision.role
         tried: set[Backend] = set()
-        last: UpstreamFailure | None = None
+        last: tuple[UpstreamFailure, Backend] | None = None  # the last failure and the backend that failed
         while ctx.attempts < self.settings.max_attempts:
             now = time.monotonic()
             exclude = frozenset(tried)  # untried backends first, the same role first; then any routable one again
@@ -117,20 +116,20 @@ class Proxy:
                 await asyncio.sleep(self.settings.backoff_base_s * (2 ** (ctx.attempts - 1)) * random.uniform(0.5, 1.5))
             ctx.attempts += 1
             tried.add(backend)
-            ctx.last_backend = backend
             try:
                 return await self._attempt(ctx, backend)
             except UpstreamFailure as failure:
                 self.pool.record_failure(backend, failure.reason)
-                last = failure
+                last = (failure, backend)
                 self.metrics.failovers.labels(backend.name, backend.role).inc()
                 _warn(event="failover", id=ctx.request_id, backend=backend.name, reason=failure.reason)
         return self._exhausted(ctx, last)
 
-    def _exhausted(self, ctx: Context, last: UpstreamFailure | None) -> web.StreamResponse:
+    def _exhausted(self, ctx: Context, failed: tuple[UpstreamFailure, Backend] | None) -> web.StreamResponse:
         """Every attempt failed: pass the last upstream error answer through, else our own error."""
-        if last is None:
+        if failed is None:
             raise NoBackendAvailable("No healthy backend is available.")
+        last, backend = failed
         if isinstance(last, _StatusFailure):
             self.metrics.requests.labels(last.backend.name, last.backend.role, ctx.routed.cls, str(last.status)).inc()
             headers = response_headers(last.headers)
@@ -139,9 +138,7 @@ class Proxy:
         error: GatewayError = (UpstreamTimeout(f"Upstream timed out after {ctx.attempts} attempt(s).")
                                if last.reason == "timeout" else
                                UpstreamUnavailable(f"Upstream failed after {ctx.attempts} attempt(s): {last}"))
-        backend = ctx.last_backend
-        self.metrics.requests.labels(backend.name if backend else "none", backend.role if backend else
-                                     ctx.routed.decision.role, ctx.routed.cls, str(error.status)).inc()
+        self.metrics.requests.labels(backend.name, backend.role, ctx.routed.cls, str(error.status)).inc()
         raise error
 
     def _headers(self, ctx: Context, backend: Backend, extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -33,7 +33,7 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
         learner.observe_backend_acceptance(delta.tokens_per_step, delta.drafts)
 
     pool = BackendPool(settings, metrics, on_spec_delta)
-    router = Router(settings, pool, learner)
+    router = Router(settings, pool, learner, metrics)
     client_keys = settings.client_keys()
     admin_keys = [settings.admin_api_key.get_secret_value().encode()] if settings.admin_api_key else client_keys
     proxy = Proxy(settings, pool, router, learner, metrics, client_auth_on=bool(client_keys))

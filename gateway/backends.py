@@ -1,4 +1,10 @@
-"""The backend pool: exact in-flight counts, health, outlier ejection and scraped vLLM load.
+"""The backend pool: in-flight counts, the load routing uses, health, outlier ejection, vLLM scrapes.
+
+Load: each backend's running + waiting requests as the server itself reports them (read every
+`load_scrape_interval_s`), plus what this process dispatched to it and minus what it completed since that
+scrape was sent, and never below this process's own in-flight count. One process stays exact; N processes
+(workers, replicas) agree, because the server's count includes everyone's requests. Where the scrape
+fails or is older than `load_stale_s`, the process's own in-flight count is used.
 
 State changes come from the request path (`acquire`/`release`, `record_success`/`record_failure`) and
 from two background loops (health polling and `/metrics` scraping) that run in the app's cleanup context.
@@ -17,9 +23,10 @@ from dataclasses import dataclass
 
 import aiohttp
 
+from gateway.costmodel import Role
 from gateway.metrics import Metrics
 from gateway.settings import Settings
-from gateway.vllm_metrics import SpecDelta, VllmSnapshot, parse_vllm_metrics, spec_delta
+from gateway.vllm_metrics import SpecDelta, VllmSnapshot, parse_load, parse_vllm_metrics, spec_delta
 
 log = logging.getLogger("specgate.backends")
 
@@ -27,9 +34,17 @@ log = logging.getLogger("specgate.backends")
 @dataclass(slots=True, eq=False)
 class Backend:
     name: str
-    role: str
+    role: Role
     url: str
+    group: str = ""  # GPU group: backends with the same group share a GPU
     inflight: int = 0
+    dispatched: int = 0  # requests sent, ever (this process)
+    completed: int = 0  # requests finished, ever (this process)
+    scraped_load: float | None = None  # running + waiting as the server reported it
+    scraped_at: float = -1e18  # monotonic time the scrape that reported it was sent
+    dispatched_at_scrape: int = 0
+    completed_at_scrape: int = 0
+    sent_since_up: int = 0  # requests sent since it was (re)admitted: the first are warm-up
     healthy: bool = True  # optimistic until the first health check says otherwise
     ejected_until: float = 0.0
     ejections: int = 0
@@ -48,11 +63,14 @@ class BackendPool:
         self.metrics = metrics
         self.on_spec_delta = on_spec_delta
         self.backends: list[Backend] = []
-        for role, urls in (("baseline", settings.baseline_urls), ("speculative", settings.speculative_urls)):
-            for i, url in enumerate(urls):
-                backend = Backend(name=f"{role}-{i}", role=role, url=url)
-                self.backends.append(backend)
-                metrics.register_backend(backend.name, role)
+        for spec in settings.topology():
+            backend = Backend(name=spec.name, role=spec.role, url=spec.url, group=spec.group)
+            self.backends.append(backend)
+            metrics.register_backend(backend.name, backend.role, backend.group)
+        self.groups: dict[str, list[Backend]] = {}
+        for b in self.backends:
+            self.groups.setdefault(b.group, []).append(b)
+        self._scrape_timeout = aiohttp.ClientTimeout(total=2.0)
         self._gauges = {
             b.name: (metrics.inflight.labels(b.name, b.role), metrics.up.labels(b.name, b.role))
             for b in self.backends
@@ -67,16 +85,41 @@ class BackendPool:
     def available_roles(self, now: float, exclude: frozenset[Backend] = frozenset()) -> frozenset[str]:
         return frozenset(b.role for b in self.backends if b not in exclude and b.routable(now))
 
+    def by_name(self, name: str, now: float) -> Backend | None:
+        """The backend called `name` if it is routable."""
+        for b in self.backends:
+            if b.name == name and b.routable(now):
+                return b
+        return None
+
     def pick(self, role: str, now: float, exclude: frozenset[Backend] = frozenset()) -> Backend | None:
         """The least-loaded routable backend of a role."""
         best: Backend | None = None
+        best_load = 0.0
         for b in self.backends:
-            if b.role == role and b not in exclude and b.routable(now) and (best is None or b.inflight < best.inflight):
-                best = b
+            if b.role == role and b not in exclude and b.routable(now):
+                load = self.load(b, now)
+                if best is None or load < best_load:
+                    best, best_load = b, load
         return best
 
-    def role_inflight(self, role: str) -> int:
-        return min((b.inflight for b in self.backends if b.role == role), default=0)
+    def load(self, b: Backend, now: float) -> float:
+        """Requests running + waiting on `b` (see the module docstring)."""
+        if b.scraped_load is None or now - b.scraped_at > self.settings.load_stale_s:
+            return float(b.inflight)
+        since = (b.dispatched - b.dispatched_at_scrape) - (b.completed - b.completed_at_scrape)
+        return max(b.scraped_load + since, float(b.inflight))
+
+    def co_runners(self, b: Backend, now: float) -> tuple[tuple[Role, float], ...]:
+        """The other backends on `b`'s GPU, with their loads."""
+        return tuple((o.role, self.load(o, now)) for o in self.groups.get(b.group, ()) if o is not b)
+
+    def shared_groups(self) -> list[str]:
+        """GPU groups with a baseline and a speculative server (a pair time-sharing one GPU)."""
+        return [g for g, members in self.groups.items() if len({m.role for m in members}) > 1]
+
+    def warming_up(self, b: Backend) -> bool:
+        return b.sent_since_up <= self.settings.warmup_requests
 
     def ready(self) -> bool:
         now = time.monotonic()
@@ -85,10 +128,13 @@ class BackendPool:
     # --- request accounting
     def acquire(self, b: Backend) -> None:
         b.inflight += 1
+        b.dispatched += 1
+        b.sent_since_up += 1
         self._gauges[b.name][0].set(b.inflight)
 
     def release(self, b: Backend) -> None:
         b.inflight -= 1
+        b.completed += 1
         self._gauges[b.name][0].set(b.inflight)
 
     def record_success(self, b: Backend) -> None:
@@ -123,6 +169,7 @@ class BackendPool:
         if ok:
             if not b.healthy and now >= b.ejected_until:
                 log.info('{"event": "backend_up", "backend": "%s"}', b.name)
+                b.sent_since_up = 0  # a restarted server compiles new shapes again
             b.healthy = now >= b.ejected_until
         elif now >= b.ejected_until:  # a failed check ejects, with the growing cooldown
             log.warning('{"event": "backend_down", "backend": "%s"}', b.name)
@@ -131,16 +178,32 @@ class BackendPool:
             b.healthy = False
         self._gauges[b.name][1].set(1 if b.routable(now) else 0)
 
-    async def scrape(self, session: aiohttp.ClientSession, b: Backend) -> None:
+    async def _get_metrics(self, session: aiohttp.ClientSession, b: Backend) -> bytes | None:
         try:
-            async with session.get(b.url + "/metrics", timeout=aiohttp.ClientTimeout(total=2.0)) as r:
-                if r.status != 200:
-                    return
-                text = await r.text()
+            async with session.get(b.url + "/metrics", timeout=self._scrape_timeout) as r:
+                return await r.read() if r.status == 200 else None
         except (TimeoutError, aiohttp.ClientError, OSError):
-            return
+            return None
+
+    async def scrape_load(self, session: aiohttp.ClientSession, b: Backend) -> bytes | None:
+        """Read running + waiting; return the scrape's text for a full parse."""
+        sent_at, dispatched, completed = time.monotonic(), b.dispatched, b.completed
+        text = await self._get_metrics(session, b)
+        load = None if text is None else parse_load(text)
+        if load is not None:
+            b.scraped_load, b.scraped_at = load, sent_at
+            b.dispatched_at_scrape, b.completed_at_scrape = dispatched, completed
+        self.metrics.routing_load.labels(b.name, b.role).set(self.load(b, time.monotonic()))
+        return text
+
+    async def scrape(self, session: aiohttp.ClientSession, b: Backend, text: bytes | None = None) -> None:
+        """Full parse of a scrape: gauges and the speculative-decoding counters."""
+        if text is None:
+            text = await self._get_metrics(session, b)
+            if text is None:
+                return
         try:
-            snap = parse_vllm_metrics(text)
+            snap = parse_vllm_metrics(text.decode("utf-8", "replace"))
         except ValueError:
             log.warning('{"event": "bad_metrics", "backend": "%s"}', b.name)
             return
@@ -163,6 +226,15 @@ class BackendPool:
             await asyncio.sleep(self.settings.health_interval_s)
 
     async def run_scrape(self, session: aiohttp.ClientSession) -> None:
+        """Load every `load_scrape_interval_s`; every `scrape_interval_s`, the same text parsed in full."""
+        s = self.settings
+        every = max(round(s.scrape_interval_s / s.load_scrape_interval_s), 1)
+        tick = 0
         while True:
-            await asyncio.gather(*(self.scrape(session, b) for b in self.backends))
-            await asyncio.sleep(self.settings.scrape_interval_s)
+            texts = await asyncio.gather(*(self.scrape_load(session, b) for b in self.backends))
+            if tick % every == 0:
+                for b, text in zip(self.backends, texts, strict=True):
+                    if text is not None:
+                        await self.scrape(session, b, text)
+            tick += 1
+            await asyncio.sleep(s.load_scrape_interval_s)

@@ -1,40 +1,36 @@
-"""Pure latency model of one request on each server of a pair that shares one GPU.
+"""Pure latency model of one request on one server, with the servers that share its GPU.
 
-Each server's own engine step grows with its batch: `own(load) = base + per_request · load`. Without
-MPS the two servers' kernels take turns, so a step of one server also waits for a share κ_self
-(0 = perfect overlap, 1 = strict alternation; learned per server, since it is uneven: on the H200 the
-baseline waited for about a fifth of a speculative step, the speculative server up to a whole
-baseline step) of the other server's step whenever the other has work:
+Each server's own engine step grows with its batch: `own(load) = base + per_request · load`. Servers in
+the same GPU group (a baseline + speculative pair on one GPU) take turns on the GPU without MPS, so a step
+of one also waits for a share κ_self (0 = perfect overlap, 1 = strict alternation; learned per role, since
+it is uneven: on the H200 the baseline waited for about a fifth of a speculative step, the speculative
+server up to a whole baseline step) of each co-runner's step while that co-runner has work:
 
-    step_s(self) = own_self(load_self) + κ_self · [load_other > 0] · own_other(load_other)
+    step_s(self) = own_self(load_self) + κ_self · Σ_co-runners with work own_co(load_co)
 
-A request with P prompt tokens and O expected output tokens at T tokens per step (T = 1 on the
-baseline, the learned mean acceptance length on the speculative server) is predicted at
+A server with a GPU of its own has no co-runners. A request with P prompt tokens and O expected output
+tokens at T tokens per step (T = 1 on the baseline, the learned mean acceptance length on the speculative
+server) is predicted at
 
     ttft = prefill_s_per_token · P + step_s
     e2e  = ttft + (O − 1) / T · step_s
 
-and it slows the requests already running: each co-running request on its server loses `per_request`
-per step of ours; each request on the other server waits κ_other · own_self per step of its own while ours
-runs, and we are charged our share of that wait, own_self(load + 1) / (load + 1): all of it when ours
-turns an idle server on, a per-capita share when others keep it busy too. (Charging only the step's growth
-made an already busy server look free to keep busy: on the emulated replay of the H200 run the adaptive
-policy kept a third of the traffic on the speculative server at c = 48 and ran 1.45-1.57x slower than all
-on baseline.) That share is the one place where more load can make a server look cheaper; the predicted
-latency itself is monotone in load.
-
-That makes the per-request comparison sticky: once one server carries the traffic, sending a request to the
-idle one looks expensive, whatever the request. The policy's optional home check is the other half: `predict`
-with all the GPU's current work on one server and the other idle (no alternation) says which server is the
-request's home.
+and it slows the requests already running: each co-running request on its server loses `per_request` per
+step of ours; each request of a co-runner waits κ_co · own_self per step of its own while ours runs, and we
+are charged our share of that wait, own_self(load + 1) / (load + 1): all of it when ours turns an idle
+server on, a per-capita share when others keep it busy too. That share is the one place where more load can
+make a server look cheaper; the predicted latency itself is monotone in load.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
-ROLES = ("baseline", "speculative")
-OTHER_ROLE = {"baseline": "speculative", "speculative": "baseline"}
+Role = Literal["baseline", "speculative"]
+ROLES: tuple[Role, Role] = ("baseline", "speculative")
+OTHER_ROLE: dict[Role, Role] = {"baseline": "speculative", "speculative": "baseline"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,18 +44,19 @@ class StepModel:
         return self.base_s + self.per_request_s * load
 
 
-def step_s(model_self: StepModel, model_other: StepModel, load_self: float, load_other: float,
-           interference: float) -> float:
-    """One step of `self` with the other server's load on the same GPU."""
-    waits = interference * model_other.own_s(load_other) if load_other > 0 else 0.0
-    return model_self.own_s(load_self) + waits
-
-
 @dataclass(frozen=True, slots=True)
-class Load:
-    """Requests in flight on a role's chosen backend (exact, counted at the gateway)."""
+class CoRunner:
+    """Another server on the same GPU: its step model, its load and its κ (the share of our step it waits)."""
 
-    inflight: int
+    model: StepModel
+    load: float
+    interference: float
+
+
+def step_s(model_self: StepModel, load_self: float, co_runners: Sequence[CoRunner], interference: float) -> float:
+    """One step of `self` with its co-runners' loads on the same GPU."""
+    waits = sum(c.model.own_s(c.load) for c in co_runners if c.load > 0)
+    return model_self.own_s(load_self) + interference * waits
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +68,6 @@ class RequestShape:
 
 @dataclass(frozen=True, slots=True)
 class Prediction:
-    role: str
     ttft_s: float
     e2e_s: float
     externality_s: float
@@ -82,27 +78,25 @@ class Prediction:
 
 
 def predict(
-    role: str,
     shape: RequestShape,
-    load_self: Load,
-    load_other: Load,
+    load_self: float,
     model_self: StepModel,
-    model_other: StepModel,
     interference_self: float,
-    interference_other: float,
     prefill_s_per_token: float,
+    co_runners: Sequence[CoRunner] = (),
 ) -> Prediction:
-    """Predicted TTFT, end-to-end latency and imposed slowdown of one request sent to `role`."""
-    ls, lo = load_self.inflight, load_other.inflight
-    step = step_s(model_self, model_other, ls + 1, lo, interference_self)
+    """Predicted TTFT, end-to-end latency and imposed slowdown of one request sent to a server with
+    `load_self` requests already running or waiting."""
+    ls = load_self
+    step = step_s(model_self, ls + 1, co_runners, interference_self)
     steps = max(shape.output_tokens - 1.0, 0.0) / max(shape.tokens_per_step, 1.0)
     ttft = prefill_s_per_token * shape.prompt_tokens + step
     e2e = ttft + steps * step
-    on_self = ls * model_self.per_request_s * (steps + 1.0)
-    # Our share of what the other server's requests wait for: our step over the requests that keep our server
+    externality = ls * model_self.per_request_s * (steps + 1.0)
+    # Our share of what the co-runners' requests wait for: our step over the requests that keep our server
     # busy (all of it when ours turns an idle server on), or the step's growth if that is larger.
     growth = max(model_self.per_request_s, model_self.own_s(ls + 1) / (ls + 1))
-    other_step = model_other.own_s(lo)  # its pace without waiting for us: an upper bound on its steps
-    on_other = lo * interference_other * growth * (e2e / other_step) if lo > 0 else 0.0
-    return Prediction(role=role, ttft_s=ttft, e2e_s=e2e, externality_s=on_self + on_other, step_s=step)
-
+    for c in co_runners:
+        if c.load > 0:  # its pace without waiting for us is an upper bound on its steps during ours
+            externality += c.load * c.interference * growth * (e2e / c.model.own_s(c.load))
+    return Prediction(ttft_s=ttft, e2e_s=e2e, externality_s=externality, step_s=step)

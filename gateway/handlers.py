@@ -101,7 +101,8 @@ async def ready(request: web.Request) -> web.Response:
         "ready": not state.draining and pool.ready(),
         "draining": state.draining,
         "backends": [
-            {"name": b.name, "role": b.role, "url": b.url, "healthy": b.healthy, "routable": b.routable(_now()),
+            {"name": b.name, "role": b.role, "group": b.group, "url": b.url, "healthy": b.healthy,
+             "routable": b.routable(_now()),
              "inflight": b.inflight, "ejections": b.ejections}
             for b in pool.backends
         ],
@@ -176,8 +177,11 @@ async def admin_state(request: web.Request) -> web.Response:
     body = {
         "policy": state.settings.policy,
         "learner": state.learner.state(),
+        "regimes": state.router.state(),
         "backends": [
-            {"name": b.name, "role": b.role, "url": b.url, "healthy": b.healthy, "inflight": b.inflight,
+            {"name": b.name, "role": b.role, "group": b.group, "url": b.url, "healthy": b.healthy,
+             "inflight": b.inflight, "routing_load": pool.load(b, _now()),
+             "scraped_load_age_s": None if b.scraped_load is None else round(_now() - b.scraped_at, 3),
              "ejections": b.ejections, "consecutive_failures": b.consecutive_failures,
              "scraped": None if b.snapshot is None else {
                  "running": b.snapshot.running, "waiting": b.snapshot.waiting,

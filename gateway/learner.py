@@ -3,33 +3,44 @@
 - tokens per engine step on the speculative server, per (class, temperature bucket), from each streamed
   speculative response (completion tokens / content chunks: each vLLM chunk is one engine step), shrunk
   toward the temperature bucket, then toward the prior (or the backend-wide tokens per step from the scraped
-  `vllm:` counter deltas, where that is lower);
-- output tokens per (class, temperature bucket);
+  `vllm:` counter deltas, where that is lower), with a posterior spread for Thompson sampling;
+- output tokens per (class, temperature bucket): the natural length in log space (one observation moves it
+  by at most a factor of two), and the fraction of `max_tokens` used, learned only from requests whose
+  `max_tokens` is within reach of the natural length (a client cannot shrink everyone's prediction by
+  asking for 32,000 tokens and stopping at ten);
 - step time vs load per role (`StepModel`), fitted by recursive least squares with forgetting on
-  features [1, load_self], starting from the configured priors, and κ, the share of the other server's
-  step that a step waits for;
-- prefill seconds per prompt token, per role.
+  features [1, load_self] from steps no co-runner shared, and κ, the share of a co-runner's step that a step
+  waits for, from the steps one did share. Each observed step is clipped to a factor of three of the
+  current model, and observations flagged as warm-up (a backend's first requests after it started) are
+  not used for timing: one cold-start outlier cannot decide;
+- prefill seconds per prompt token, per role (also clipped).
 Every estimate starts at a prior and forgets old observations geometrically (`forgetting` per update).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass
 
-from gateway.costmodel import OTHER_ROLE, ROLES, StepModel, step_s
+from gateway.costmodel import ROLES, CoRunner, Role, StepModel, step_s
+
+CLIP_FACTOR = 3.0  # an observed step or prefill moves the model as if it were at most this far off
 
 
 @dataclass(slots=True)
 class Ewma:
-    """Exponentially forgetting weighted mean."""
+    """Exponentially forgetting weighted mean (and variance)."""
 
     value: float
     weight: float = 0.0
     count: int = 0
+    var: float = 0.0
 
     def update(self, x: float, forgetting: float, w: float = 1.0) -> None:
         self.weight = self.weight * forgetting + w
-        self.value += (x - self.value) * (w / self.weight)
+        delta = x - self.value
+        self.value += delta * (w / self.weight)
+        self.var = (1.0 - w / self.weight) * (self.var + delta * delta * (w / self.weight))
         self.count += 1
 
     def shrunk(self, prior: float, prior_weight: float) -> float:
@@ -81,36 +92,39 @@ class StepFit:
 
 @dataclass(frozen=True, slots=True)
 class LearnerConfig:
-    forgetting: float = 0.98
-    prior_weight: float = 3.0
-    prior_tokens_per_step: float = 2.0
-    prior_output_tokens: float = 256.0
-    num_speculative_tokens: int = 4
-    prior_prefill_s_per_token: float = 0.00004
-    prior_interference: dict[str, float] = field(default_factory=lambda: {"baseline": 0.2, "speculative": 1.0})
-    priors: dict[str, StepModel] = field(default_factory=dict)
+    priors: dict[Role, StepModel]
+    prior_interference: dict[Role, float]
+    forgetting: float
+    prior_weight: float
+    prior_tokens_per_step: float
+    prior_output_tokens: float
+    num_speculative_tokens: int
+    prior_prefill_s_per_token: float
+    prior_tokens_per_step_sd: float = 1.0  # spread of the acceptance prior, in tokens per step
 
 
 @dataclass(frozen=True, slots=True)
 class Observation:
     """One finished request, as the gateway saw it."""
 
-    role: str
-    cls: str
+    role: Role
+    task_class: str
     bucket: str
     prompt_tokens: int
     completion_tokens: int
     steps: int | None  # content chunks of a streamed response; None when not streamed
     ttft_s: float
     e2e_s: float
-    load_self: int  # in flight on the role when the request started, itself included
-    load_other: int
+    load_self: float  # running + waiting on its server when it started, itself included
+    co_runners: tuple[tuple[Role, float], ...] = ()  # the other servers on its GPU: (role, load)
     max_tokens: int | None = None  # as the client set it
+    warmup: bool = False  # among its backend's first requests: timing not representative
 
 
 @dataclass(frozen=True, slots=True)
 class ClassEstimate:
     tokens_per_step: float
+    tokens_per_step_sd: float
     acceptance_rate: float
     output_tokens: float
     speculative_observations: int
@@ -131,6 +145,10 @@ def acceptance_rate(tokens_per_step: float, gamma: int) -> float:
     return (lo + hi) / 2
 
 
+def _clip(x: float, ref: float) -> float:
+    return min(max(x, ref / CLIP_FACTOR), ref * CLIP_FACTOR)
+
+
 class Learner:
     """Online estimates per (class, temperature bucket) and per role."""
 
@@ -138,7 +156,7 @@ class Learner:
         self.config = config
         self._tokens_per_step: dict[tuple[str, str], Ewma] = {}
         self._bucket_tokens_per_step: dict[str, Ewma] = {}
-        self._output_tokens: dict[tuple[str, str], Ewma] = {}
+        self._log_output: dict[tuple[str, str], Ewma] = {}
         self._output_fraction: dict[tuple[str, str], Ewma] = {}
         self._backend_tokens_per_step = Ewma(config.prior_tokens_per_step)
         self._steps = {role: StepFit.from_prior(config.priors[role]) for role in ROLES}
@@ -150,97 +168,135 @@ class Learner:
         self._prefill_s = {role: self._shrunk_prefill(role) for role in ROLES}
 
     # --- estimates used on the decision path (cheap lookups)
-    def step_model(self, role: str) -> StepModel:
+    def step_model(self, role: Role) -> StepModel:
         return self._models[role]
 
-    def interference(self, role: str) -> float:
-        """κ of `role`: the share of the other server's step that its step waits for when both have work."""
+    def interference(self, role: Role) -> float:
+        """κ of `role`: the share of a co-runner's step that its step waits for when both have work."""
         return self._kappa[role]
 
-    def prefill_s_per_token(self, role: str) -> float:
+    def prefill_s_per_token(self, role: Role) -> float:
         return self._prefill_s[role]
 
-    def _shrunk_interference(self, role: str) -> float:
+    def _shrunk_interference(self, role: Role) -> float:
         kappa = self._interference[role].shrunk(self.config.prior_interference[role], self.config.prior_weight)
         return min(max(kappa, 0.0), 1.2)
 
-    def _shrunk_prefill(self, role: str) -> float:
+    def _shrunk_prefill(self, role: Role) -> float:
         return self._prefill[role].shrunk(self.config.prior_prefill_s_per_token, self.config.prior_weight)
 
     def backend_tokens_per_step(self) -> float:
         return self._backend_tokens_per_step.shrunk(self.config.prior_tokens_per_step, self.config.prior_weight)
 
-    def tokens_per_step(self, cls: str, bucket: str) -> float:
+    def tokens_per_step(self, task_class: str, bucket: str) -> float:
         """Shrunk in two levels: (class, bucket) toward the bucket over all classes (temperature is the
         strongest single predictor of acceptance), which is shrunk toward the prior, or the backend-wide
         value where that is lower. Never toward a higher backend-wide value: it averages the requests the
-        policy chose to send there (on the emulated H200 replay, greedy ones at 2.8 tokens/step), so it
-        overstates every other bucket (sampled ones ran at 1.0)."""
+        policy chose to send there, so it overstates every other bucket."""
+        return self.tokens_per_step_posterior(task_class, bucket)[0]
+
+    def tokens_per_step_posterior(self, task_class: str, bucket: str) -> tuple[float, float]:
+        """(mean, standard deviation of the mean) of tokens per step for this (class, bucket)."""
         pw = self.config.prior_weight
         prior = min(self.backend_tokens_per_step(), self.config.prior_tokens_per_step)
         level = self._bucket_tokens_per_step.get(bucket)
         if level is not None:
             prior = level.shrunk(prior, pw)
-        est = self._tokens_per_step.get((cls, bucket))
-        return prior if est is None else est.shrunk(prior, pw)
+        est = self._tokens_per_step.get((task_class, bucket))
+        sd0 = self.config.prior_tokens_per_step_sd
+        if est is None:
+            return prior, sd0 / math.sqrt(max(pw, 1.0))
+        spread = math.sqrt(max(est.var, 0.04) * est.weight + sd0 * sd0 * pw) / (est.weight + pw)
+        return est.shrunk(prior, pw), spread
 
-    def output_tokens(self, cls: str, bucket: str, max_tokens: int, max_tokens_given: bool = False) -> float:
-        """Expected completion tokens: the learned fraction of `max_tokens` when the client set it (apps
-        size max_tokens to the task), else the learned mean length; never above `max_tokens`."""
-        if max_tokens_given:
-            frac = self._output_fraction.get((cls, bucket))
+    def natural_output_tokens(self, task_class: str, bucket: str) -> float:
+        est = self._log_output.get((task_class, bucket))
+        prior = math.log(self.config.prior_output_tokens)
+        return math.exp(prior if est is None else est.shrunk(prior, self.config.prior_weight))
+
+    def output_tokens(self, task_class: str, bucket: str, max_tokens: int, max_tokens_given: bool = False) -> float:
+        """Expected completion tokens: the learned fraction of `max_tokens` when the client set one within
+        reach of what this class produces (apps size max_tokens to the task), else the natural length;
+        never above `max_tokens`."""
+        natural = self.natural_output_tokens(task_class, bucket)
+        if max_tokens_given and max_tokens <= FRACTION_REACH * natural:
+            frac = self._output_fraction.get((task_class, bucket))
             if frac is not None:
                 return max(1.0, frac.shrunk(1.0, 1.0) * max_tokens)
-        est = self._output_tokens.get((cls, bucket))
-        prior = min(self.config.prior_output_tokens, float(max_tokens))
-        mean = prior if est is None else est.shrunk(prior, self.config.prior_weight)
-        return min(mean, float(max_tokens))
+        return max(1.0, min(natural, float(max_tokens)))
 
     def bucket_speculative_observations(self, bucket: str) -> int:
         est = self._bucket_tokens_per_step.get(bucket)
         return 0 if est is None else est.count
 
-    def speculative_observations(self, cls: str, bucket: str) -> int:
-        est = self._tokens_per_step.get((cls, bucket))
+    def speculative_observations(self, task_class: str, bucket: str) -> int:
+        est = self._tokens_per_step.get((task_class, bucket))
         return 0 if est is None else est.count
 
     # --- updates (off the decision path)
     def observe(self, obs: Observation) -> None:
-        f = self.config.forgetting
-        key = (obs.cls, obs.bucket)
+        key = (obs.task_class, obs.bucket)
         if obs.completion_tokens > 0:
-            self._output_tokens.setdefault(key, Ewma(self.config.prior_output_tokens)).update(
-                obs.completion_tokens, f
-            )
-            if obs.max_tokens:
-                self._output_fraction.setdefault(key, Ewma(1.0)).update(
-                    min(obs.completion_tokens / obs.max_tokens, 1.0), f)
+            self._observe_output(key, obs)
         steps = obs.steps
         if obs.role == "baseline" and steps is None:
             steps = obs.completion_tokens
         if obs.role == "speculative" and steps:
-            tps = min(max(obs.completion_tokens / steps, 1.0), self.config.num_speculative_tokens + 1.0)
-            weight = min(steps / 16.0, 4.0)
-            self._tokens_per_step.setdefault(key, Ewma(self.config.prior_tokens_per_step)).update(tps, f, w=weight)
-            self._bucket_tokens_per_step.setdefault(obs.bucket, Ewma(self.config.prior_tokens_per_step)).update(
-                tps, f, w=weight)
-        other = OTHER_ROLE[obs.role]
+            self._observe_acceptance(key, obs.bucket, obs.completion_tokens / steps, steps)
+        if obs.warmup:
+            return
+        step = None
         if steps is not None and steps >= 3 and obs.e2e_s > obs.ttft_s:
-            observed = (obs.e2e_s - obs.ttft_s) / (steps - 1)
-            waits = self._models[other].own_s(obs.load_other) if obs.load_other > 0 else 0.0
-            if waits > 0:  # what the step waited for, beyond its own work: the interference share
-                own = self._models[obs.role].own_s(obs.load_self)
-                self._interference[obs.role].update(min(max((observed - own) / waits, 0.0), 1.5), f)
-                self._kappa[obs.role] = self._shrunk_interference(obs.role)
-            self._steps[obs.role].update(obs.load_self, max(observed - self._kappa[obs.role] * waits, 0.0), f)
-            self._models[obs.role] = self._steps[obs.role].model()
+            step = self._observe_step(obs, (obs.e2e_s - obs.ttft_s) / (steps - 1))
         if obs.prompt_tokens >= 64:
-            step = step_s(self._models[obs.role], self._models[other], obs.load_self, obs.load_other,
-                          self._kappa[obs.role])
-            per_token = max(obs.ttft_s - step, 0.0) / obs.prompt_tokens
-            prior = self.config.prior_prefill_s_per_token
-            self._prefill[obs.role].update(min(per_token, 50 * prior), f)
-            self._prefill_s[obs.role] = self._shrunk_prefill(obs.role)
+            self._observe_prefill(obs, step)
+
+    def _observe_output(self, key: tuple[str, str], obs: Observation) -> None:
+        f = self.config.forgetting
+        natural = self.natural_output_tokens(*key)
+        if obs.max_tokens and obs.max_tokens <= FRACTION_REACH * natural:
+            self._output_fraction.setdefault(key, Ewma(1.0)).update(
+                min(obs.completion_tokens / obs.max_tokens, 1.0), f)
+        logged = math.log(obs.completion_tokens)
+        ref = math.log(natural)
+        bounded = min(max(logged, ref - math.log(2.0)), ref + math.log(2.0))
+        self._log_output.setdefault(key, Ewma(math.log(self.config.prior_output_tokens))).update(bounded, f)
+
+    def _observe_acceptance(self, key: tuple[str, str], bucket: str, tps: float, steps: int) -> None:
+        f = self.config.forgetting
+        tps = min(max(tps, 1.0), self.config.num_speculative_tokens + 1.0)
+        weight = min(steps / 16.0, 4.0)
+        self._tokens_per_step.setdefault(key, Ewma(self.config.prior_tokens_per_step)).update(tps, f, w=weight)
+        self._bucket_tokens_per_step.setdefault(bucket, Ewma(self.config.prior_tokens_per_step)).update(
+            tps, f, w=weight)
+
+    def _co_runners(self, obs: Observation) -> list[CoRunner]:
+        return [CoRunner(self._models[role], load, 0.0) for role, load in obs.co_runners]
+
+    def _observe_step(self, obs: Observation, observed: float) -> float:
+        """Fit the own-step model on steps nobody shared, κ on steps that were shared; return the step."""
+        f = self.config.forgetting
+        role = obs.role
+        co = self._co_runners(obs)
+        waits = sum(c.model.own_s(c.load) for c in co if c.load > 0)
+        own = self._models[role].own_s(obs.load_self)
+        if waits > 0:  # what the step waited for, beyond its own work: the interference share
+            observed = _clip(observed, own + self._kappa[role] * waits)
+            self._interference[role].update(min(max((observed - own) / waits, 0.0), 1.5), f)
+            self._kappa[role] = self._shrunk_interference(role)
+        else:
+            observed = _clip(observed, own)
+            self._steps[role].update(obs.load_self, observed, f)
+            self._models[role] = self._steps[role].model()
+        return observed
+
+    def _observe_prefill(self, obs: Observation, step: float | None) -> None:
+        role = obs.role
+        if step is None:
+            step = step_s(self._models[role], obs.load_self, self._co_runners(obs), self._kappa[role])
+        per_token = max(obs.ttft_s - step, 0.0) / obs.prompt_tokens
+        self._prefill[role].update(_clip(per_token, self._prefill_s[role]), self.config.forgetting)
+        self._prefill_s[role] = self._shrunk_prefill(role)
 
     def observe_backend_acceptance(self, tokens_per_step: float, drafts: float) -> None:
         """Counter deltas of one scrape: output tokens per engine step (`SpecDelta.tokens_per_step`), weighted
@@ -251,16 +307,17 @@ class Learner:
 
     # --- introspection
     def class_estimates(self) -> dict[tuple[str, str], ClassEstimate]:
-        keys = set(self._tokens_per_step) | set(self._output_tokens)
+        keys = set(self._tokens_per_step) | set(self._log_output)
         out = {}
-        for cls, bucket in sorted(keys):
-            tps = self.tokens_per_step(cls, bucket)
-            outputs = self._output_tokens.get((cls, bucket))
-            out[(cls, bucket)] = ClassEstimate(
+        for task_class, bucket in sorted(keys):
+            tps, sd = self.tokens_per_step_posterior(task_class, bucket)
+            outputs = self._log_output.get((task_class, bucket))
+            out[(task_class, bucket)] = ClassEstimate(
                 tokens_per_step=tps,
+                tokens_per_step_sd=sd,
                 acceptance_rate=acceptance_rate(tps, self.config.num_speculative_tokens),
-                output_tokens=self.output_tokens(cls, bucket, 1 << 30),
-                speculative_observations=self.speculative_observations(cls, bucket),
+                output_tokens=self.natural_output_tokens(task_class, bucket),
+                speculative_observations=self.speculative_observations(task_class, bucket),
                 observations=0 if outputs is None else outputs.count,
             )
         return out
@@ -274,9 +331,13 @@ class Learner:
             "prefill_s_per_token": {role: self.prefill_s_per_token(role) for role in ROLES},
             "interference": {role: self.interference(role) for role in ROLES},
             "classes": {
-                f"{cls}/{bucket}": _asdict(est) for (cls, bucket), est in self.class_estimates().items()
+                f"{task_class}/{bucket}": _asdict(est)
+                for (task_class, bucket), est in self.class_estimates().items()
             },
         }
+
+
+FRACTION_REACH = 8.0  # a max_tokens above this many times the natural length says nothing about the request
 
 
 def _asdict(obj: StepModel | ClassEstimate) -> dict[str, object]:

@@ -70,6 +70,15 @@ class Metrics:
                                        ["backend", "role", "reason"], registry=r)
         self.ejections = Counter("specgate_backend_ejections", "Backends taken out of rotation",
                                  ["backend", "role"], registry=r)
+        self.backend_info = Gauge("specgate_backend_info", "1 per backend, with its GPU group",
+                                  ["backend", "role", "group"], registry=r, multiprocess_mode="max")
+        self.routing_load = Gauge("specgate_backend_routing_load", "Requests running + waiting that routing uses "
+                                  "(scraped from the server, plus this process's since the scrape)",
+                                  ["backend", "role"], registry=r, multiprocess_mode="mostrecent")
+        self.regime = Gauge("specgate_regime_speculative", "1 while a shared GPU group is carried by its "
+                            "speculative server", ["group"], registry=r, multiprocess_mode="mostrecent")
+        self.regime_switches = Counter("specgate_regime_switches", "Regime changes of a shared GPU group",
+                                       ["group"], registry=r)
         self.draining = Gauge("specgate_draining", "1 while shutting down", registry=r, multiprocess_mode="max")
         for role in ROLES:
             for cls in CLASSES:
@@ -87,8 +96,10 @@ class Metrics:
             found = self._children[key] = family.labels(*labels)
         return found
 
-    def register_backend(self, name: str, role: str) -> None:
+    def register_backend(self, name: str, role: str, group: str) -> None:
         """Create a backend's children up front so every series exists from the first scrape."""
+        self.backend_info.labels(name, role, group).set(1)
+        self.routing_load.labels(name, role)
         for family in (self.inflight, self.up, self.running, self.waiting, self.kv_cache, self.failovers,
                        self.ejections):
             family.labels(name, role)

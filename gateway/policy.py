@@ -1,186 +1,267 @@
-"""Pure routing policies: plain data in, a `Decision` (role, reason, predictions) out.
+"""Pure routing policies: plain data in, a `Decision` (backend, role, reason, predictions) out.
 
-Policies: `baseline`, `speculative` (static), `rules` (static thresholds), `adaptive` (cost model +
-learner, the default) and `clairvoyant` (the cost model fed the request's true acceptance and output
-length; benchmarks only). Constraints come first in every policy: a request the speculative server
-serves badly (n > 1) goes to the baseline, and a role with no available backend is never chosen.
+Every policy sees the routable backends as `Candidate`s (role, GPU group, load, the other servers on its
+GPU) and picks one. Static policies pick a role and then its least-loaded backend; `round_robin` and
+`least_loaded` are what a Kubernetes Service and vLLM's production-stack router would do; `hindsight`
+is a fixed map from (class, temperature bucket) to role (benchmarks); `adaptive` predicts the request's
+cost on every candidate with the cost model and the learner's estimates and picks the cheapest;
+`clairvoyant` does the same with the request's true acceptance and length (benchmarks).
+
+On a GPU shared by a pair, splitting traffic slows both servers, so `adaptive` routes a shared group to
+one server at a time, its **regime** (decided by `gateway.regime` from the recent mix, with hysteresis);
+the other server of the group gets only bounded probes that measure it. Constraints come first in every
+policy: `n > 1` goes to a baseline, and a backend that is not routable is never a candidate.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Literal
 
 from gateway.classify import Features
-from gateway.costmodel import Load, Prediction, RequestShape, StepModel, predict
+from gateway.costmodel import CoRunner, Prediction, RequestShape, Role, StepModel, predict
+
+PolicyName = Literal["adaptive", "rules", "baseline", "speculative", "clairvoyant", "round_robin", "least_loaded",
+                     "hindsight"]
+POLICY_NAMES: tuple[PolicyName, ...] = ("adaptive", "rules", "baseline", "speculative", "clairvoyant",
+                                        "round_robin", "least_loaded", "hindsight")
+_NORMAL = NormalDist()
 
 
 @dataclass(frozen=True, slots=True)
 class RulesConfig:
-    speculative_classes: tuple[str, ...] = ("structured", "code", "extraction")
-    max_temperature: float = 0.7
-    max_prompt_tokens: int = 2000
-    max_inflight: int = 16
+    speculative_classes: tuple[str, ...]
+    max_temperature: float
+    max_prompt_tokens: int
+    max_inflight: int
 
 
 @dataclass(frozen=True, slots=True)
 class AdaptiveConfig:
-    margin: float = 0.05
-    explore_rate: float = 0.05
-    explore_max_regret: float = 1.5
-    explore_max_output_tokens: float = 128.0
-    explore_min_observations: int = 3
-    explore_unmeasured_max_regret: float = 1.5
-    explore_unmeasured_rate: float = 0.25
-    home_check: bool = False
-    externality_weight: float = 1.0
+    margin: float
+    explore_rate: float
+    explore_max_regret: float
+    explore_max_output_tokens: float
+    explore_min_observations: int
+    explore_unmeasured_max_regret: float
+    explore_unmeasured_rate: float
+    externality_weight: float
+    thompson: bool = True  # sample the acceptance of backends with a GPU of their own from its posterior
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A routable backend as the policy sees it."""
+
+    name: str
+    role: Role
+    group: str
+    load: float  # requests running + waiting on it
+    co_runners: tuple[tuple[Role, float], ...] = ()  # the other servers on its GPU: (role, load)
+
+    @property
+    def shared(self) -> bool:
+        return bool(self.co_runners)
 
 
 @dataclass(frozen=True, slots=True)
 class Estimates:
-    """What the learner (or, for `clairvoyant`, the oracle) says about this request and the GPU."""
+    """What the learner (or, for `clairvoyant`, the oracle) says about this request and the servers."""
 
     output_tokens: float
     tokens_per_step: float
-    baseline_model: StepModel
-    speculative_model: StepModel
-    baseline_interference: float
-    speculative_interference: float
-    baseline_prefill_s_per_token: float
-    speculative_prefill_s_per_token: float
-    speculative_observations: int = 0  # of this request's temperature bucket, over all classes
+    step_models: Mapping[Role, StepModel]
+    interference: Mapping[Role, float]
+    prefill_s_per_token: Mapping[Role, float]
+    tokens_per_step_sd: float = 0.0
+    speculative_observations: int = 0  # of this request's (class, temperature bucket)
 
 
 @dataclass(frozen=True, slots=True)
 class PolicyInput:
     features: Features
-    cls: str
-    available: frozenset[str]  # roles with at least one routable backend
-    baseline_load: Load
-    speculative_load: Load
+    task_class: str
+    bucket: str
+    candidates: tuple[Candidate, ...]  # routable backends
     estimates: Estimates | None = None  # required by adaptive and clairvoyant
-    draw: float = 1.0  # uniform [0, 1) random draw for exploration, supplied by the caller
+    regimes: Mapping[str, Role] = field(default_factory=dict)  # shared GPU group -> the role that carries it
+    regime_ratios: Mapping[str, float] = field(default_factory=dict)  # shared group -> mix cost baseline/spec
+    draw: float = 1.0  # uniform [0, 1) draw for exploration, supplied by the caller
+    sample_draw: float = 0.5  # uniform (0, 1) draw for Thompson sampling, supplied by the caller
+    turn: int = 0  # round_robin's counter, supplied by the caller
 
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    role: str
+    backend: str
+    role: Role
     reason: str  # stable token, also a metric label
     detail: str  # header text: token plus numbers
     predicted_e2e_s: float | None = None
     predicted_ttft_s: float | None = None
-    ratio: float | None = None  # predicted cost on baseline / on speculative
+    ratio: float | None = None  # predicted cost on the best baseline / on the best speculative backend
 
 
-def _static(role: str, reason: str) -> Decision:
-    return Decision(role, reason, reason)
+def _least_loaded(candidates: Sequence[Candidate]) -> Candidate:
+    return min(candidates, key=lambda c: c.load)
+
+
+def _of_role(inp: PolicyInput, role: Role) -> list[Candidate]:
+    return [c for c in inp.candidates if c.role == role]
+
+
+def _static(inp: PolicyInput, role: Role, reason: str) -> Decision:
+    """The least-loaded backend of `role`, or of any role when `role` has none."""
+    chosen = _least_loaded(_of_role(inp, role) or list(inp.candidates))
+    return Decision(chosen.name, chosen.role, reason, reason)
 
 
 def constrained(inp: PolicyInput) -> Decision | None:
     """Decisions that no policy may override."""
-    if not inp.available:
-        return None
-    if inp.features.n > 1 and "baseline" in inp.available:
-        return _static("baseline", "n_gt_1")
-    if len(inp.available) == 1:
-        (role,) = inp.available
-        reason = "no_speculative" if role == "baseline" else "only_available"
-        return _static(role, reason)
+    if inp.features.n > 1 and _of_role(inp, "baseline"):
+        return _static(inp, "baseline", "n_gt_1")
+    roles = {c.role for c in inp.candidates}
+    if len(roles) == 1:
+        (role,) = roles
+        return _static(inp, role, "no_speculative" if role == "baseline" else "only_available")
     return None
 
 
 def decide_rules(inp: PolicyInput, cfg: RulesConfig) -> Decision:
     f = inp.features
-    if inp.cls not in cfg.speculative_classes:
-        return _static("baseline", "rule_creative" if inp.cls == "creative" else "rule_default")
+    if inp.task_class not in cfg.speculative_classes:
+        return _static(inp, "baseline", "rule_creative" if inp.task_class == "creative" else "rule_default")
     if f.temperature > cfg.max_temperature:
-        return _static("baseline", "rule_creative")
+        return _static(inp, "baseline", "rule_creative")
     if f.prompt_tokens > cfg.max_prompt_tokens:
-        return _static("baseline", "rule_long_prompt")
-    if inp.speculative_load.inflight >= cfg.max_inflight:
-        return _static("baseline", "rule_busy")
-    return _static("speculative", "rule_structured")
+        return _static(inp, "baseline", "rule_long_prompt")
+    if _least_loaded(_of_role(inp, "speculative")).load >= cfg.max_inflight:
+        return _static(inp, "baseline", "rule_busy")
+    return _static(inp, "speculative", "rule_structured")
 
 
-def predictions(inp: PolicyInput, est: Estimates) -> tuple[Prediction, Prediction]:
-    f = inp.features
-    base = predict(
-        "baseline",
-        RequestShape(f.prompt_tokens, est.output_tokens, 1.0),
-        inp.baseline_load, inp.speculative_load,
-        est.baseline_model, est.speculative_model, est.baseline_interference, est.speculative_interference,
-        est.baseline_prefill_s_per_token,
-    )
-    spec = predict(
-        "speculative",
-        RequestShape(f.prompt_tokens, est.output_tokens, est.tokens_per_step),
-        inp.speculative_load, inp.baseline_load,
-        est.speculative_model, est.baseline_model, est.speculative_interference, est.baseline_interference,
-        est.speculative_prefill_s_per_token,
-    )
-    return base, spec
+def predict_on(c: Candidate, est: Estimates, prompt_tokens: int, tokens_per_step: float) -> Prediction:
+    """The request's prediction on one candidate, with the co-runners on its GPU."""
+    co = tuple(CoRunner(est.step_models[role], load, est.interference[role]) for role, load in c.co_runners)
+    tps = tokens_per_step if c.role == "speculative" else 1.0
+    return predict(RequestShape(prompt_tokens, est.output_tokens, tps), c.load, est.step_models[c.role],
+                   est.interference[c.role], est.prefill_s_per_token[c.role], co)
 
 
-def home_ratio(inp: PolicyInput, est: Estimates) -> float:
-    """The request's predicted e2e on the baseline over that on the speculative server, each carrying all the
-    GPU's current work with the other idle (> 1: the speculative server is its home)."""
-    f = inp.features
-    others, idle = Load(inp.baseline_load.inflight + inp.speculative_load.inflight), Load(0)
-    base = predict("baseline", RequestShape(f.prompt_tokens, est.output_tokens, 1.0), others, idle,
-                   est.baseline_model, est.speculative_model, 0.0, 0.0, est.baseline_prefill_s_per_token)
-    spec = predict("speculative", RequestShape(f.prompt_tokens, est.output_tokens, est.tokens_per_step), others,
-                   idle, est.speculative_model, est.baseline_model, 0.0, 0.0, est.speculative_prefill_s_per_token)
-    return base.e2e_s / max(spec.e2e_s, 1e-9)
+def _eligible(inp: PolicyInput) -> list[Candidate]:
+    """Candidates allowed by their GPU group's regime (a shared group is carried by one role at a time)."""
+    allowed = [c for c in inp.candidates if not c.shared or inp.regimes.get(c.group, "baseline") == c.role]
+    return allowed or list(inp.candidates)
+
+
+def _worth_scoring(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Shared candidates, and the least-loaded candidate of each role among those with a GPU of their own
+    (the predicted cost grows with load, so no other one of them can be cheapest)."""
+    out = [c for c in candidates if c.shared]
+    own: dict[Role, Candidate] = {}
+    for c in candidates:
+        if not c.shared and (c.role not in own or c.load < own[c.role].load):
+            own[c.role] = c
+    return out + list(own.values())
+
+
+def _sampled_tps(inp: PolicyInput, est: Estimates, cfg: AdaptiveConfig) -> float:
+    if not cfg.thompson or est.tokens_per_step_sd <= 0:
+        return est.tokens_per_step
+    z = _NORMAL.inv_cdf(min(max(inp.sample_draw, 1e-6), 1 - 1e-6))
+    return max(est.tokens_per_step + z * est.tokens_per_step_sd, 1.0)
+
+
+Scored = tuple[float, Candidate, Prediction]
+
+
+def _best(scored: Sequence[Scored], role: Role) -> Scored | None:
+    of_role = [s for s in scored if s[1].role == role]
+    return min(of_role, key=lambda s: s[0]) if of_role else None
 
 
 def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: str) -> Decision:
-    """Route to the lower predicted cost; speculative must win by `margin`; bounded exploration."""
-    assert inp.estimates is not None, "adaptive and clairvoyant policies need estimates"
-    base, spec = predictions(inp, inp.estimates)
-    w = cfg.externality_weight
-    ratio = base.cost(w) / max(spec.cost(w), 1e-9)
-    alone = home_ratio(inp, inp.estimates)
-    # The cost right now is sticky: once a server carries the traffic, turning the idle one on looks expensive
-    # for every request. With `home_check`, speculative must also be the request's home (its cost with all
-    # current work on one server). Off by default: it stopped a busy speculative server from keeping sampled
-    # requests it runs at 1.0 token/step on the H200 replay (adaptive 1.86 vs 2.11 s at c = 48 once probes had
-    # run), but on the demo, where n-gram pays for most of the mix, consolidating on the busy speculative
-    # server is right and the check cost 9% (1.10x vs 1.01x the best static).
-    prefer_spec = ratio > 1.0 + cfg.margin and (alone > 1.0 or not cfg.home_check)
-    chosen, other = (spec, base) if prefer_spec else (base, spec)
-    regret = other.cost(w) / max(chosen.cost(w), 1e-9)
-    reason = token
-    if not prefer_spec and ratio >= 1.0:  # spec is at least as cheap right now, yet baseline is chosen
-        reason = "within_margin" if ratio <= 1.0 + cfg.margin else "home_baseline"
-    # A temperature bucket the speculative server has not served enough yet is probed at a higher predicted
-    # regret and a higher rate: its acceptance is still the prior, the least trustworthy input, and a prior
-    # that makes speculation look slow would otherwise never be corrected (on the H200 the gateway never
-    # tried the n-gram server, which was 1.4-1.7x faster for greedy requests when it had the GPU to itself).
-    # Probes are short requests (a probe is a request served on the server predicted slower, and on one GPU
-    # it also slows every baseline step while it runs: one 256-token probe cost +16% over a 66-request phase
-    # of the emulated replay), one at a time, at most `explore_min_observations` per bucket.
-    # Routine exploration afterwards: short requests, the normal regret cap and rate.
-    unmeasured = (chosen.role == "baseline" and inp.speculative_load.inflight == 0
-                  and inp.estimates.speculative_observations < cfg.explore_min_observations)
-    cheap = inp.estimates.output_tokens <= cfg.explore_max_output_tokens
-    if unmeasured:
-        allowed, rate = cheap and regret <= cfg.explore_unmeasured_max_regret, cfg.explore_unmeasured_rate
-    else:
-        allowed, rate = cheap and regret <= cfg.explore_max_regret, cfg.explore_rate
-    if explore and allowed and inp.draw < rate:
-        chosen, reason = other, "explore"
-    detail = f"{reason} {ratio:.2f}x on speculative, {alone:.2f}x alone"
-    return Decision(chosen.role, reason, detail, chosen.e2e_s, chosen.ttft_s, ratio)
+    """The candidate with the lowest predicted cost (latency + weighted delay imposed on others); a
+    speculative backend must win by `margin`; bounded probes of what the regime keeps unmeasured."""
+    est = inp.estimates
+    assert est is not None, "adaptive and clairvoyant policies need estimates"
+    w, prompt = cfg.externality_weight, inp.features.prompt_tokens
+    sampled = _sampled_tps(inp, est, cfg) if explore else est.tokens_per_step
+    scored = []
+    for c in _worth_scoring(_eligible(inp)):
+        # Thompson sampling only where a probe costs nobody else: a speculative backend with its own GPU.
+        tps = sampled if not c.shared else est.tokens_per_step
+        p = predict_on(c, est, prompt, tps)
+        scored.append((p.cost(w), c, p))
+    base, spec = _best(scored, "baseline"), _best(scored, "speculative")
+    ratio: float | None = None
+    if base is not None and spec is not None:
+        ratio = r = base[0] / max(spec[0], 1e-9)
+        pick = spec if r > 1.0 + cfg.margin else base
+        reason = token if pick is spec or r < 1.0 else "within_margin"
+    else:  # a shared group's regime left one role
+        pick = min(scored, key=lambda s: s[0])
+        reason = f"regime_{pick[1].role}" if len(scored) < len(inp.candidates) else token
+    probe = _probe(inp, cfg, est, pick) if explore else None
+    if probe is not None:
+        pick, reason = probe, "explore"
+    _, chosen, pred = pick
+    detail = f"{reason} {_ratio_text(ratio)} on speculative, {chosen.name}@{chosen.group}"
+    mix = inp.regime_ratios.get(chosen.group)
+    if mix is not None:
+        detail += f", mix {mix:.2f}x"
+    return Decision(chosen.name, chosen.role, reason, detail, pred.e2e_s, pred.ttft_s, ratio)
 
 
-def decide(policy: str, inp: PolicyInput, rules: RulesConfig, adaptive: AdaptiveConfig) -> Decision | None:
+def _ratio_text(ratio: float | None) -> str:
+    return "-" if ratio is None else f"{ratio:.2f}x"
+
+
+def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) -> Scored | None:
+    """A short request sent to a speculative server its group's regime keeps idle, to measure it: more often
+    (and at a higher regret) while this (class, temperature bucket) is unmeasured, one probe at a time.
+    A probe adds observations; it never changes a regime by itself."""
+    if pick[1].role != "baseline" or est.output_tokens > cfg.explore_max_output_tokens or inp.draw >= max(
+            cfg.explore_rate, cfg.explore_unmeasured_rate):
+        return None
+    unmeasured = est.speculative_observations < cfg.explore_min_observations
+    rate, cap = ((cfg.explore_unmeasured_rate, cfg.explore_unmeasured_max_regret) if unmeasured
+                 else (cfg.explore_rate, cfg.explore_max_regret))
+    if inp.draw >= rate:
+        return None
+    idle = [c for c in inp.candidates if c.role == "speculative" and c.load == 0]
+    if not idle:
+        return None
+    c = idle[0]
+    p = predict_on(c, est, inp.features.prompt_tokens, est.tokens_per_step)
+    cost = p.cost(cfg.externality_weight)
+    return (cost, c, p) if cost <= cap * pick[0] else None
+
+
+def decide(policy: PolicyName, inp: PolicyInput, rules: RulesConfig, adaptive: AdaptiveConfig,
+           hindsight: Mapping[str, Role] | None = None) -> Decision | None:
     """The routing decision, or None when no backend is available."""
+    if not inp.candidates:
+        return None
     forced = constrained(inp)
-    if forced is not None or not inp.available:
+    if forced is not None:
         return forced
     if policy == "baseline" or policy == "speculative":
-        return _static(policy, "static")
+        return _static(inp, policy, "static")
     if policy == "rules":
         return decide_rules(inp, rules)
+    if policy == "round_robin":
+        ordered = sorted(inp.candidates, key=lambda c: c.name)
+        chosen = ordered[inp.turn % len(ordered)]
+        return Decision(chosen.name, chosen.role, "round_robin", "round_robin")
+    if policy == "least_loaded":
+        chosen = min(inp.candidates, key=lambda c: (c.load, c.name))
+        return Decision(chosen.name, chosen.role, "least_loaded", f"least_loaded {chosen.load:g}")
+    if policy == "hindsight":
+        role = (hindsight or {}).get(f"{inp.task_class}/{inp.bucket}", "baseline")
+        return _static(inp, role, "hindsight")
     if policy == "clairvoyant":
         return decide_cost(inp, adaptive, explore=False, token="oracle")
     return decide_cost(inp, adaptive, explore=True, token="predicted_faster")

@@ -22,7 +22,7 @@ from aiohttp import web
 from multidict import CIMultiDictProxy
 
 from gateway.backends import Backend, BackendPool
-from gateway.costmodel import OTHER_ROLE
+from gateway.costmodel import OTHER_ROLE, Role
 from gateway.learner import Learner, Observation
 from gateway.metrics import Metrics
 from gateway.protocol import (
@@ -68,6 +68,15 @@ class Context:
     overhead_recorded: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Loads:
+    """What the request's server and its GPU carried when the request was sent (for the learner and the log)."""
+
+    load_self: float  # itself included
+    co_runners: tuple[tuple[Role, float], ...]
+    warmup: bool
+
+
 class Proxy:
     def __init__(self, settings: Settings, pool: BackendPool, router: Router, learner: Learner,
                  metrics: Metrics, client_auth_on: bool) -> None:
@@ -89,7 +98,7 @@ class Proxy:
         if routed is None:
             raise NoBackendAvailable("No healthy backend is available.")
         d = routed.decision
-        self.metrics.child(self.metrics.decisions, d.role, routed.cls, d.reason).inc()
+        self.metrics.child(self.metrics.decisions, d.role, routed.task_class, d.reason).inc()
         payload = raw  # the client's bytes, unless the gateway must change the body
         strip_usage = False
         if view.stream and not view.include_usage:
@@ -108,7 +117,8 @@ class Proxy:
         while ctx.attempts < self.settings.max_attempts:
             now = time.monotonic()
             exclude = frozenset(tried)  # untried backends first, the same role first; then any routable one again
-            backend = (self.pool.pick(role, now, exclude) or self.pool.pick(OTHER_ROLE[role], now, exclude)
+            first = self.pool.by_name(ctx.routed.decision.backend, now) if not ctx.attempts else None
+            backend = (first or self.pool.pick(role, now, exclude) or self.pool.pick(OTHER_ROLE[role], now, exclude)
                        or self.pool.pick(role, now) or self.pool.pick(OTHER_ROLE[role], now))
             if backend is None:
                 break
@@ -131,14 +141,15 @@ class Proxy:
             raise NoBackendAvailable("No healthy backend is available.")
         last, backend = failed
         if isinstance(last, _StatusFailure):
-            self.metrics.requests.labels(last.backend.name, last.backend.role, ctx.routed.cls, str(last.status)).inc()
+            self.metrics.requests.labels(last.backend.name, last.backend.role, ctx.routed.task_class,
+                                         str(last.status)).inc()
             headers = response_headers(last.headers)
             headers.update(self._headers(ctx, last.backend))
             return web.Response(status=last.status or 502, body=last.body, headers=headers)
         error: GatewayError = (UpstreamTimeout(f"Upstream timed out after {ctx.attempts} attempt(s).")
                                if last.reason == "timeout" else
                                UpstreamUnavailable(f"Upstream failed after {ctx.attempts} attempt(s): {last}"))
-        self.metrics.requests.labels(backend.name, backend.role, ctx.routed.cls, str(error.status)).inc()
+        self.metrics.requests.labels(backend.name, backend.role, ctx.routed.task_class, str(error.status)).inc()
         raise error
 
     def _headers(self, ctx: Context, backend: Backend, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -147,7 +158,7 @@ class Proxy:
         headers = {
             "x-specgate-backend": backend.role,
             "x-specgate-instance": backend.name,
-            "x-specgate-class": ctx.routed.cls,
+            "x-specgate-class": ctx.routed.task_class,
             "x-specgate-reason": reason,
             "x-request-id": ctx.request_id,
         }
@@ -158,8 +169,10 @@ class Proxy:
     async def _attempt(self, ctx: Context, backend: Backend) -> web.StreamResponse:
         assert self.session is not None
         s = self.settings
+        now = time.monotonic()
+        load_self = self.pool.load(backend, now) + 1.0  # itself included
+        co_runners, warmup = self.pool.co_runners(backend, now), self.pool.warming_up(backend)
         self.pool.acquire(backend)
-        load_self, load_other = backend.inflight, self.pool.role_inflight(OTHER_ROLE[backend.role])
         outcome = Outcome(status="aborted")
         resp: aiohttp.ClientResponse | None = None
         try:
@@ -202,7 +215,8 @@ class Proxy:
             self.pool.release(backend)
             # Metrics, learning and the access log run after the response is handed back, off its latency.
             e2e = time.perf_counter() - ctx.t0
-            asyncio.get_running_loop().call_soon(self._record, ctx, backend, outcome, load_self, load_other, e2e)
+            loads = Loads(load_self, co_runners, warmup)
+            asyncio.get_running_loop().call_soon(self._record, ctx, backend, outcome, loads, e2e)
 
     async def _relay_stream(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
                             outcome: Outcome) -> web.StreamResponse:
@@ -215,7 +229,7 @@ class Proxy:
         out = web.StreamResponse(status=200, headers=headers)
         await out.prepare(ctx.request)
         tap = SseTap(strip_usage=ctx.strip_usage, chat=ctx.endpoint == CHAT)
-        gap = self.metrics.child(self.metrics.inter_chunk, backend.role, ctx.routed.cls)
+        gap = self.metrics.child(self.metrics.inter_chunk, backend.role, ctx.routed.task_class)
         data = tap.feed(first)
         if data:
             await out.write(data)
@@ -272,16 +286,15 @@ class Proxy:
         await out.write_eof()
         return out
 
-    def _record(self, ctx: Context, backend: Backend, outcome: Outcome, load_self: int, load_other: int,
-                e2e: float) -> None:
+    def _record(self, ctx: Context, backend: Backend, outcome: Outcome, loads: Loads, e2e: float) -> None:
         if outcome.status == "failed":
             return  # failed attempt: counted by upstream_errors / failovers
         m = self.metrics
-        role, cls = backend.role, ctx.routed.cls
+        role, cls = backend.role, ctx.routed.task_class
         m.child(m.requests, backend.name, role, cls, outcome.status).inc()
         d = ctx.routed.decision
         if outcome.status != "200":
-            self._log(ctx, backend, outcome, e2e, load_self, load_other)
+            self._log(ctx, backend, outcome, e2e, loads)
             return
         m.child(m.duration, role, cls).observe(e2e)
         if outcome.ttft_s is not None:
@@ -296,25 +309,25 @@ class Proxy:
             m.child(m.prediction_error, role).observe(abs(d.predicted_e2e_s - e2e) / max(e2e, 1e-6))
         if tokens and ctx.routed.features.n == 1:
             self.learner.observe(Observation(
-                role=role, cls=cls, bucket=ctx.routed.bucket, prompt_tokens=ctx.routed.features.prompt_tokens,
+                role=role, task_class=cls, bucket=ctx.routed.bucket, prompt_tokens=ctx.routed.features.prompt_tokens,
                 completion_tokens=tokens, steps=outcome.steps, ttft_s=outcome.ttft_s or e2e, e2e_s=e2e,
-                load_self=load_self, load_other=load_other,
+                load_self=loads.load_self, co_runners=loads.co_runners, warmup=loads.warmup,
                 max_tokens=ctx.routed.features.max_tokens if ctx.routed.features.max_tokens_given else None,
             ))
-        self._log(ctx, backend, outcome, e2e, load_self, load_other)
+        self._log(ctx, backend, outcome, e2e, loads)
 
-    def _log(self, ctx: Context, backend: Backend, outcome: Outcome, e2e: float, load_self: int,
-             load_other: int) -> None:
+    def _log(self, ctx: Context, backend: Backend, outcome: Outcome, e2e: float, loads: Loads) -> None:
         if not self.settings.log_requests or not log.isEnabledFor(logging.INFO):
             return
         d = ctx.routed.decision
         line = {
-            "event": "request", "id": ctx.request_id, "endpoint": ctx.endpoint, "class": ctx.routed.cls,
+            "event": "request", "id": ctx.request_id, "endpoint": ctx.endpoint, "class": ctx.routed.task_class,
             "backend": backend.role, "instance": backend.name, "reason": d.reason, "ratio": d.ratio,
             "predicted_s": d.predicted_e2e_s, "predicted_ttft_s": d.predicted_ttft_s, "observed_s": round(e2e, 6),
             "ttft_s": outcome.ttft_s, "status": outcome.status, "completion_tokens": outcome.completion_tokens,
             "engine_steps": outcome.steps, "attempts": ctx.attempts, "prompt_tokens": ctx.routed.features.prompt_tokens,
-            "load_self": load_self, "load_other": load_other, "temperature": ctx.routed.bucket,
+            "load_self": loads.load_self, "co_runners": loads.co_runners, "group": backend.group,
+            "temperature": ctx.routed.bucket,
         }
         log.info(orjson.dumps(line).decode())
 

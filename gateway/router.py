@@ -1,20 +1,27 @@
-"""Glue between the pure core and live state: builds a `PolicyInput` from the pool and the learner."""
+"""Glue between the pure core and live state: builds a `PolicyInput` from the pool, the learner and the
+regimes of shared GPU groups, and keeps the small state the pure functions hand back (regimes, the recent
+mix per group, the round-robin turn, the random draws)."""
 
 from __future__ import annotations
 
 import json
 import random
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
 from gateway.backends import Backend, BackendPool
 from gateway.classify import ClassifierConfig, Features, classify, features, temperature_bucket
-from gateway.costmodel import Load, StepModel
+from gateway.costmodel import ROLES, StepModel
 from gateway.learner import Learner, LearnerConfig
-from gateway.policy import AdaptiveConfig, Decision, Estimates, PolicyInput, RulesConfig, decide
+from gateway.metrics import Metrics
+from gateway.policy import Candidate, Decision, Estimates, PolicyInput, decide
 from gateway.protocol import RequestView
+from gateway.regime import MixSample, RegimeState, mix_ratio, next_regime
 from gateway.settings import Settings
+
+REGIME_EVERY = 8  # decisions of a group between two recomputations of its mix ratio
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +34,18 @@ class Oracle:
 class Routed:
     decision: Decision
     features: Features
-    cls: str
+    task_class: str
     bucket: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Recent:
+    """A recent request of a shared group, kept to recompute the group's mix with current estimates."""
+
+    features: Features
+    task_class: str
+    bucket: str
+    load: float
 
 
 def learner_config(s: Settings) -> LearnerConfig:
@@ -56,59 +73,100 @@ def load_oracle(path: Path | None) -> dict[str, Oracle]:
 
 
 class Router:
-    def __init__(self, settings: Settings, pool: BackendPool, learner: Learner) -> None:
+    def __init__(self, settings: Settings, pool: BackendPool, learner: Learner, metrics: Metrics | None = None) -> None:
         self.settings = settings
         self.pool = pool
         self.learner = learner
+        self.metrics = metrics
         self.oracle = load_oracle(settings.oracle_file) if settings.policy == "clairvoyant" else {}
         self.classifier = ClassifierConfig(settings.creative_temperature, settings.long_prompt_tokens,
                                            settings.chars_per_token, settings.default_max_tokens)
-        self.rules = RulesConfig(tuple(settings.rules_speculative_classes), settings.rules_max_temperature,
-                                 settings.rules_max_prompt_tokens, settings.rules_max_inflight)
-        self.adaptive = AdaptiveConfig(
-            margin=settings.margin, explore_rate=settings.explore_rate, explore_max_regret=settings.explore_max_regret,
-            explore_max_output_tokens=settings.explore_max_output_tokens,
-            explore_min_observations=settings.explore_min_observations,
-            explore_unmeasured_max_regret=settings.explore_unmeasured_max_regret,
-            explore_unmeasured_rate=settings.explore_unmeasured_rate,
-            home_check=settings.home_check,
-            externality_weight=settings.externality_weight)
+        self.rules = settings.rules_config()
+        self.adaptive = settings.adaptive_config()
+        self.regime_config = settings.regime_config()
+        self.hindsight = settings.hindsight()
+        self.regimes: dict[str, RegimeState] = {g: RegimeState() for g in pool.shared_groups()}
+        self.recent: dict[str, deque[_Recent]] = {g: deque(maxlen=settings.regime_window_requests)
+                                                  for g in self.regimes}
+        self.group_decisions: dict[str, int] = dict.fromkeys(self.regimes, 0)
         self._random = random.Random(settings.random_seed).random
+        self._turn = 0
 
-    def estimates(self, f: Features, cls: str, bucket: str, request_id: str) -> Estimates:
+    def estimates(self, f: Features, task_class: str, bucket: str, request_id: str) -> Estimates:
         lrn = self.learner
         oracle = self.oracle.get(request_id)
+        sd = 0.0
         if oracle is not None:
             output, tps = min(oracle.output_tokens, float(f.max_tokens)), oracle.tokens_per_step
         else:
-            output = lrn.output_tokens(cls, bucket, f.max_tokens, f.max_tokens_given)
-            tps = lrn.tokens_per_step(cls, bucket)
+            output = lrn.output_tokens(task_class, bucket, f.max_tokens, f.max_tokens_given)
+            tps, sd = lrn.tokens_per_step_posterior(task_class, bucket)
         return Estimates(
             output_tokens=output,
             tokens_per_step=tps,
-            baseline_model=lrn.step_model("baseline"),
-            speculative_model=lrn.step_model("speculative"),
-            baseline_interference=lrn.interference("baseline"),
-            speculative_interference=lrn.interference("speculative"),
-            baseline_prefill_s_per_token=lrn.prefill_s_per_token("baseline"),
-            speculative_prefill_s_per_token=lrn.prefill_s_per_token("speculative"),
-            speculative_observations=lrn.bucket_speculative_observations(bucket),
+            tokens_per_step_sd=sd,
+            step_models={role: lrn.step_model(role) for role in ROLES},
+            interference={role: lrn.interference(role) for role in ROLES},
+            prefill_s_per_token={role: lrn.prefill_s_per_token(role) for role in ROLES},
+            speculative_observations=lrn.speculative_observations(task_class, bucket),
         )
+
+    def candidates(self, now: float, exclude: frozenset[Backend]) -> tuple[Candidate, ...]:
+        pool = self.pool
+        return tuple(Candidate(b.name, b.role, b.group, pool.load(b, now), pool.co_runners(b, now))
+                     for b in pool.backends if b not in exclude and b.routable(now))
 
     def route(self, view: RequestView, request_id: str, exclude: frozenset[Backend] = frozenset()) -> Routed | None:
         f = features(view, self.classifier)
-        cls = classify(f, self.classifier)
+        task_class = classify(f, self.classifier)
         bucket = temperature_bucket(f.temperature)
         policy = self.settings.policy
         needs_estimates = policy in ("adaptive", "clairvoyant")
+        now = time.monotonic()
         inp = PolicyInput(
             features=f,
-            cls=cls,
-            available=self.pool.available_roles(time.monotonic(), exclude),
-            baseline_load=Load(self.pool.role_inflight("baseline")),
-            speculative_load=Load(self.pool.role_inflight("speculative")),
-            estimates=self.estimates(f, cls, bucket, request_id) if needs_estimates else None,
+            task_class=task_class,
+            bucket=bucket,
+            candidates=self.candidates(now, exclude),
+            estimates=self.estimates(f, task_class, bucket, request_id) if needs_estimates else None,
+            regimes={g: r.role for g, r in self.regimes.items()},
+            regime_ratios={g: r.ratio for g, r in self.regimes.items() if r.ratio is not None},
             draw=self._random(),
+            sample_draw=self._random(),
+            turn=self._turn,
         )
-        decision = decide(policy, inp, self.rules, self.adaptive)
-        return None if decision is None else Routed(decision, f, cls, bucket)
+        self._turn += 1
+        decision = decide(policy, inp, self.rules, self.adaptive, self.hindsight)
+        if decision is None:
+            return None
+        chosen = next(c for c in inp.candidates if c.name == decision.backend)
+        if chosen.group in self.regimes and needs_estimates:
+            group_load = chosen.load + sum(load for _, load in chosen.co_runners)
+            self._note(chosen.group, _Recent(f, task_class, bucket, group_load))
+        return Routed(decision, f, task_class, bucket)
+
+    def _note(self, group: str, recent: _Recent) -> None:
+        """Remember the request in its group's mix; every few decisions, recompute the group's regime."""
+        self.recent[group].append(recent)
+        n = self.group_decisions[group] = self.group_decisions[group] + 1
+        if n % REGIME_EVERY:
+            return
+        lrn = self.learner
+        samples = [MixSample(f.prompt_tokens,
+                             lrn.output_tokens(r.task_class, r.bucket, f.max_tokens, f.max_tokens_given),
+                             lrn.tokens_per_step(r.task_class, r.bucket), r.load)
+                   for r in self.recent[group] if (f := r.features).n == 1]
+        ratio = mix_ratio(samples, {role: lrn.step_model(role) for role in ROLES},
+                          {role: lrn.prefill_s_per_token(role) for role in ROLES},
+                          self.regime_config.externality_weight)
+        before = self.regimes[group]
+        after = self.regimes[group] = next_regime(before, ratio, n, self.regime_config)
+        if self.metrics is not None:
+            self.metrics.regime.labels(group).set(1 if after.role == "speculative" else 0)
+            if after.switches != before.switches:
+                self.metrics.regime_switches.labels(group).inc()
+
+    def state(self) -> dict[str, object]:
+        """Regimes of shared GPU groups, for `/admin/state`."""
+        return {g: {"role": r.role, "mix_ratio": r.ratio, "since_decision": r.since, "switches": r.switches,
+                    "decisions": self.group_decisions[g]} for g, r in self.regimes.items()}

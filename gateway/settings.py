@@ -6,13 +6,18 @@ This is the only module that reads the environment. Tests and benchmarks pass va
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-PolicyName = Literal["adaptive", "rules", "baseline", "speculative", "clairvoyant"]
+from gateway.costmodel import Role
+from gateway.policy import AdaptiveConfig, PolicyName, RulesConfig
+from gateway.regime import RegimeConfig
+
 UrlList = Annotated[list[str], NoDecode]
 KeyList = Annotated[list[SecretStr], NoDecode]
 
@@ -34,7 +39,9 @@ class Settings(BaseSettings):
     workers: int = Field(1, ge=1, description="processes sharing the port (SO_REUSEPORT)")
     baseline_urls: UrlList = Field(["http://127.0.0.1:8001"], description="baseline vLLM base URLs, comma-separated")
     speculative_urls: UrlList = Field(["http://127.0.0.1:8002"], description="speculative vLLM base URLs, comma-separated")
-    policy: PolicyName = Field("adaptive", description="adaptive | rules | baseline | speculative | clairvoyant")
+    backends: UrlList = Field([], description="the fleet, comma-separated `role=url[@group]` (overrides the two URL lists); servers with the same group share a GPU, no group = a GPU of its own")
+    policy: PolicyName = Field("adaptive", description="adaptive | rules | baseline | speculative | round_robin | least_loaded | clairvoyant | hindsight")
+    hindsight_map: UrlList = Field([], description="hindsight (benchmarks): `class/bucket=role` entries; others go to baseline")
     oracle_file: Path | None = Field(None, description="clairvoyant: {id: {tokens_per_step, output_tokens}}")
 
     # --- classification thresholds
@@ -56,8 +63,11 @@ class Settings(BaseSettings):
     explore_max_output_tokens: float = Field(128.0, ge=1.0, description="explore only with requests expected this short")
     explore_min_observations: int = Field(3, ge=0, description="a temperature bucket with fewer speculative observations is unmeasured")
     explore_unmeasured_max_regret: float = Field(1.5, ge=1.0, description="regret cap when exploring an unmeasured class")
-    home_check: bool = Field(
-        False, description="adaptive: speculative only if also cheaper with all current work on one server")
+    regime_switch_margin: float = Field(0.05, ge=0.0, description="shared GPU: switch the server that carries the group when the mix is predicted this much cheaper on the other")
+    regime_min_dwell_requests: int = Field(24, ge=0, description="shared GPU: decisions a regime holds at least")
+    regime_window_requests: int = Field(64, ge=1, description="shared GPU: recent requests whose mix decides the regime")
+    thompson_sampling: bool = Field(True, description="fleet: sample a class's acceptance from its posterior when choosing a speculative server with its own GPU")
+    warmup_requests: int = Field(3, ge=0, description="a backend's first requests after it (re)starts do not teach the timing models")
     explore_unmeasured_rate: float = Field(
         0.25, ge=0.0, le=1.0, description="probe rate for an unmeasured temperature bucket (one probe at a time)")
     random_seed: int | None = Field(None, description="seed of the exploration draws (for reproducible runs)")
@@ -76,7 +86,9 @@ class Settings(BaseSettings):
 
     # --- health, scraping, failover, ejection
     health_interval_s: float = Field(2.0, description="period of GET /health on each backend")
-    scrape_interval_s: float = Field(2.0, description="period of GET /metrics on each backend")
+    scrape_interval_s: float = Field(2.0, description="period of the full parse of each backend's /metrics (acceptance counters)")
+    load_scrape_interval_s: float = Field(0.25, gt=0.0, description="period of reading running + waiting from each backend's /metrics (the load all replicas route on)")
+    load_stale_s: float = Field(2.0, gt=0.0, description="a scraped load older than this is not used (the gateway's own in-flight count is)")
     max_attempts: int = Field(3, ge=1)
     backoff_base_s: float = Field(0.02, description="first retry backoff, doubled each retry, ±50% jitter")
     eject_consecutive_failures: int = Field(3, ge=1)
@@ -103,13 +115,68 @@ class Settings(BaseSettings):
     log_requests: bool = Field(True, description="one JSON line per request")
 
     _split = field_validator(
-        "baseline_urls", "speculative_urls", "api_keys", "rules_speculative_classes", mode="before"
-    )(_split_csv)
+        "baseline_urls", "speculative_urls", "backends", "api_keys", "rules_speculative_classes", "hindsight_map",
+        mode="before")(_split_csv)
 
     @field_validator("baseline_urls", "speculative_urls")
     @classmethod
     def _strip_slash(cls, urls: list[str]) -> list[str]:
         return [u.rstrip("/") for u in urls]
+
+    @field_validator("backends")
+    @classmethod
+    def _check_backends(cls, entries: list[str]) -> list[str]:
+        for entry in entries:
+            parse_backend(entry)
+        return entries
+
+    @field_validator("hindsight_map")
+    @classmethod
+    def _check_hindsight(cls, entries: list[str]) -> list[str]:
+        for entry in entries:
+            key, sep, role = entry.partition("=")
+            if not sep or "/" not in key or role not in ("baseline", "speculative"):
+                raise ValueError(f"hindsight_map entries are class/bucket=role, got {entry!r}")
+        return entries
+
+    def topology(self) -> list[BackendSpec]:
+        """The backends and their GPU groups. From `backends` when set (no group: a GPU of its own); else the
+        two URL lists, where baseline i and speculative i share GPU group `pair-i` (the pair layout of
+        `deploy/launch_pair.py`) and an unmatched URL has a GPU of its own."""
+        if self.backends:
+            specs = [parse_backend(entry) for entry in self.backends]
+        else:
+            lists: tuple[tuple[Role, list[str]], ...] = (("baseline", self.baseline_urls),
+                                                         ("speculative", self.speculative_urls))
+            specs = [BackendSpec(role, url, f"pair-{i}") for role, urls in lists for i, url in enumerate(urls)]
+        counts: dict[Role, int] = {"baseline": 0, "speculative": 0}
+        named = []
+        for spec in specs:
+            name = f"{spec.role}-{counts[spec.role]}"
+            counts[spec.role] += 1
+            named.append(BackendSpec(spec.role, spec.url, spec.group or f"gpu-{name}", name))
+        sizes = {g: sum(1 for s in named if s.group == g) for g in {s.group for s in named}}
+        return [s if sizes[s.group] > 1 or not s.group.startswith("pair-") else
+                BackendSpec(s.role, s.url, f"gpu-{s.name}", s.name) for s in named]
+
+    def hindsight(self) -> dict[str, Role]:
+        return {key: role for key, _, role in (e.partition("=") for e in self.hindsight_map)}  # type: ignore[misc]
+
+    def rules_config(self) -> RulesConfig:
+        return RulesConfig(tuple(self.rules_speculative_classes), self.rules_max_temperature,
+                           self.rules_max_prompt_tokens, self.rules_max_inflight)
+
+    def adaptive_config(self) -> AdaptiveConfig:
+        return AdaptiveConfig(
+            margin=self.margin, explore_rate=self.explore_rate, explore_max_regret=self.explore_max_regret,
+            explore_max_output_tokens=self.explore_max_output_tokens,
+            explore_min_observations=self.explore_min_observations,
+            explore_unmeasured_max_regret=self.explore_unmeasured_max_regret,
+            explore_unmeasured_rate=self.explore_unmeasured_rate, externality_weight=self.externality_weight,
+            thompson=self.thompson_sampling)
+
+    def regime_config(self) -> RegimeConfig:
+        return RegimeConfig(self.regime_switch_margin, self.regime_min_dwell_requests, self.externality_weight)
 
     def client_keys(self) -> list[bytes]:
         """API keys from `api_keys` and `api_keys_file` (one per line, '#' comments)."""
@@ -124,3 +191,30 @@ class Settings(BaseSettings):
     def redacted(self) -> dict[str, Any]:
         """Effective settings for `/admin/config`; secrets shown as `**********`."""
         return self.model_dump(mode="json")
+
+
+@dataclass(frozen=True, slots=True)
+class BackendSpec:
+    role: Role
+    url: str
+    group: str = ""  # GPU group: servers with the same group share a GPU
+    name: str = ""
+
+
+_GROUP = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def parse_backend(entry: str) -> BackendSpec:
+    """`role=url[@group]`; the group is the text after the last `@` when it is a plain name (with credentials
+    in the URL, give the group explicitly)."""
+    role, sep, rest = entry.partition("=")
+    role = role.strip()
+    if not sep or role not in ("baseline", "speculative"):
+        raise ValueError(f"backends entries are role=url[@group] with role baseline|speculative, got {entry!r}")
+    url, group = rest.strip(), ""
+    head, at, tail = url.rpartition("@")
+    if at and _GROUP.fullmatch(tail) and "//" in head:
+        url, group = head, tail
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"backend URL must be http(s)://..., got {url!r}")
+    return BackendSpec(role, url.rstrip("/"), group)  # type: ignore[arg-type]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -12,7 +13,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 
 from gateway.backends import BackendPool
 from gateway.classify import CLASSES, TEMPERATURE_BUCKETS
-from gateway.costmodel import OTHER_ROLE, step_s
+from gateway.costmodel import CoRunner, step_s
 from gateway.learner import Learner, acceptance_rate
 from gateway.metrics import Metrics
 from gateway.proxy import Proxy
@@ -51,10 +52,12 @@ class AppState:
                 m.learned_tps.labels(cls, bucket).set(tps)
                 m.learned_acceptance.labels(cls, bucket).set(acceptance_rate(tps, gamma))
                 m.learned_output.labels(cls, bucket).set(lrn.output_tokens(cls, bucket, 1 << 30))
-        for role, other in OTHER_ROLE.items():
-            load_self, load_other = self.pool.role_inflight(role), self.pool.role_inflight(other)
-            m.learned_step.labels(role).set(step_s(lrn.step_model(role), lrn.step_model(other), load_self + 1,
-                                                   load_other, lrn.interference(role)))
+        now = time.monotonic()
+        for b in self.pool.backends:
+            co = [CoRunner(lrn.step_model(role), load, lrn.interference(role))
+                  for role, load in self.pool.co_runners(b, now)]
+            m.learned_step.labels(b.role).set(step_s(lrn.step_model(b.role), self.pool.load(b, now) + 1, co,
+                                                     lrn.interference(b.role)))
 
 
 AppState.key = web.AppKey("specgate_state", AppState)

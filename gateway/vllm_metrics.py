@@ -6,6 +6,7 @@ data parallelism reads the same as one engine. A baseline exports no `vllm:spec_
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -101,3 +102,20 @@ def spec_delta(before: VllmSnapshot | None, after: VllmSnapshot) -> SpecDelta | 
     if d.drafts < 0 or d.draft_tokens < 0 or d.accepted_tokens < 0:
         return None
     return d
+
+
+
+_LOAD_SAMPLE = re.compile(rb"^vllm:num_requests_(?:running|waiting)(?:\{[^}\n]*\})? (\S+)", re.MULTILINE)
+
+
+def parse_load(text: bytes) -> float | None:
+    """Running + waiting requests from a scrape without parsing the rest (it is read every
+    `load_scrape_interval_s`, so it must be cheap): both gauges summed over their label sets; None if neither
+    is there or a value is not a number."""
+    values = _LOAD_SAMPLE.findall(text)
+    if not values:
+        return None
+    try:
+        return sum(float(v) for v in values)
+    except ValueError:
+        return None

@@ -21,10 +21,10 @@ from prometheus_client import CollectorRegistry
 
 from gateway.backends import BackendPool
 from gateway.classify import classify, features
-from gateway.costmodel import ROLES, Load
+from gateway.costmodel import Role
 from gateway.learner import Learner, Observation
 from gateway.metrics import Metrics
-from gateway.policy import PolicyInput, decide
+from gateway.policy import PolicyInput, PolicyName, decide
 from gateway.protocol import CHAT, COMPLETIONS, request_view
 from gateway.router import Router, learner_config
 from gateway.settings import Settings
@@ -40,15 +40,29 @@ BODIES = [
 ]
 
 
-def measure(policy: str, n: int) -> dict[str, float]:
-    settings = Settings(policy=policy, random_seed=1)
+def fleet(backends: int, layout: str) -> list[str]:
+    """`backends` servers, half of each role: `pairs` share a GPU two by two, `own` have a GPU each."""
+    entries = []
+    for i in range(backends):
+        role = "speculative" if i % 2 else "baseline"
+        group = f"@pair{i // 2}" if layout == "pairs" else ""
+        entries.append(f"{role}=http://127.0.0.1:{9000 + i}{group}")
+    return entries
+
+
+def measure(policy: PolicyName, n: int, backends: int = 2, layout: str = "pairs") -> dict[str, float]:
+    settings = Settings(policy=policy, random_seed=1, backends=fleet(backends, layout))
     metrics = Metrics(CollectorRegistry())
     learner = Learner(learner_config(settings))
     for i in range(200):  # a warmed learner, as in steady state
-        role = "speculative" if i % 2 else "baseline"
+        role: Role = "speculative" if i % 2 else "baseline"
+        other: Role = "baseline" if i % 2 else "speculative"
         learner.observe(Observation(role, "structured", "greedy", 300, 200, 80 if i % 2 else 200, 0.03,
-                                    1.0 + 0.001 * (i % 7), 1 + i % 5, i % 3))
-    router = Router(settings, BackendPool(settings, metrics), learner)
+                                    1.0 + 0.001 * (i % 7), 1 + i % 5, ((other, float(i % 3)),)))
+    pool = BackendPool(settings, metrics)
+    for i, b in enumerate(pool.backends):
+        b.inflight = i % 5
+    router = Router(settings, pool, learner)
     bodies = [(endpoint, body) for endpoint, body in BODIES]
     samples = []
     for i in range(n):
@@ -60,11 +74,12 @@ def measure(policy: str, n: int) -> dict[str, float]:
     policy_only = []
     views = [request_view(endpoint, body) for endpoint, body in bodies]
     classified = [(f, classify(f, router.classifier)) for f in (features(v, router.classifier) for v in views)]
+    candidates = router.candidates(time.monotonic(), frozenset())
     for i in range(n):
-        f, cls = classified[i % len(classified)]
+        f, task_class = classified[i % len(classified)]
         t0 = time.perf_counter_ns()
-        est = router.estimates(f, cls, "greedy", f"r{i}") if policy in ("adaptive", "clairvoyant") else None
-        inp = PolicyInput(f, cls, frozenset(ROLES), Load(i % 5), Load(i % 3), est, (i % 100) / 100)
+        est = router.estimates(f, task_class, "greedy", f"r{i}") if policy in ("adaptive", "clairvoyant") else None
+        inp = PolicyInput(f, task_class, "greedy", candidates, est, draw=(i % 100) / 100)
         decide(policy, inp, router.rules, router.adaptive)
         policy_only.append(time.perf_counter_ns() - t0)
     return {**_stats("total", samples), **_stats("decision", policy_only)}
@@ -79,16 +94,22 @@ def _stats(name: str, samples: list[int]) -> dict[str, float]:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="specgate bench-decision", description=__doc__)
     parser.add_argument("-n", type=int, default=20000)
+    parser.add_argument("--backends", type=int, default=2, help="fleet size (half baseline, half speculative)")
+    parser.add_argument("--layout", choices=("pairs", "own"), default="pairs",
+                        help="pairs: two servers per GPU; own: a GPU per server")
     parser.add_argument("--out", type=Path, default=Path("gateway/bench/results/decision.json"))
     args = parser.parse_args(argv)
-    results = {p: measure(p, args.n) for p in ("baseline", "rules", "adaptive", "clairvoyant")}
+    policies: tuple[PolicyName, ...] = ("baseline", "rules", "least_loaded", "adaptive", "clairvoyant")
+    results = {p: measure(p, args.n, args.backends, args.layout) for p in policies}
     doc = {"date": datetime.now(UTC).isoformat(timespec="seconds"),
            "machine": f"{platform.machine()} {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}",
-           "python": sys.version.split()[0], "decisions_per_policy": args.n,
+           "python": sys.version.split()[0], "decisions_per_policy": args.n, "backends": args.backends,
+           "layout": args.layout,
            "what": "request_view + features + classify + learner estimates + policy, per request", "results": results}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=2) + "\n")
-    print("per request: total = parse view + classify + estimates + policy; decision = estimates + policy")
+    print(f"{args.backends} backends ({args.layout}); per request: total = parse view + classify + estimates + policy;"
+          " decision = estimates + policy")
     for policy, r in results.items():
         print(f"{policy:12} total median {r['total_median_us']:6.1f} µs p99 {r['total_p99_us']:6.1f} µs   "
               f"decision median {r['decision_median_us']:5.1f} µs p99 {r['decision_p99_us']:6.1f} µs")

@@ -10,6 +10,7 @@ import signal
 import sys
 from pathlib import Path
 
+from .fleet import EmulatedFleet, parse_layout
 from .pair import EmulatedPair
 from .profiles import PROFILES
 
@@ -39,10 +40,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--load-format", choices=("auto", "dummy"), default="auto",
                    help="dummy: generate what random weights would (greedy output cycles, sampled output never "
                         "repeats, EOS never comes), like `vllm serve --load-format dummy`; references are ignored")
+    p.add_argument("--fleet", default=None,
+                   help="one entry per simulated GPU: pair | baseline | speculative (e.g. 'pair' or "
+                        "'baseline,speculative' or '2xbaseline,2xspeculative'); ports count up from --baseline-port")
     return p
 
 
+async def _serve_fleet(args: argparse.Namespace, stop: asyncio.Event) -> None:
+    layout = parse_layout(args.fleet)
+    servers = sum(2 if e == "pair" else 1 for e in layout)
+    fleet = EmulatedFleet(layout, profile=args.profile, host=args.host, time_scale=args.time_scale,
+                          model_name=args.model, synthetic_acceptance_length=args.synthetic_acceptance_length,
+                          load_format=args.load_format, ports=[args.baseline_port + i for i in range(servers)])
+    if args.workload:
+        fleet.register_references(load_references(args.workload))
+    async with fleet:
+        lines = "\n".join(f"  {s.role:<12}{s.url}  ({s.group})" for s in fleet.servers)
+        print(f"specgate emulate: fleet {args.fleet}, profile {args.profile}, model {args.model!r}, "
+              f"time scale {args.time_scale}\n{lines}\n"
+              f"  gateway: SPECGATE_BACKENDS={fleet.backends_setting()}", flush=True)
+        await stop.wait()
+
+
 async def _serve(args: argparse.Namespace) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    if args.fleet:
+        await _serve_fleet(args, stop)
+        return
     pair = EmulatedPair(
         profile=args.profile, host=args.host, baseline_port=args.baseline_port,
         speculative_port=args.speculative_port, time_scale=args.time_scale, model_name=args.model,
@@ -50,11 +78,6 @@ async def _serve(args: argparse.Namespace) -> None:
     )
     if args.workload:
         pair.register_references(load_references(args.workload))
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
     async with pair:
         print(f"specgate emulate: profile {args.profile}, model {args.model!r}, time scale {args.time_scale}, "
               f"load format {args.load_format}\n"
@@ -68,6 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.time_scale <= 0:
         print("--time-scale must be > 0", file=sys.stderr)
         return 2
+    if args.fleet:
+        try:
+            parse_layout(args.fleet)
+        except ValueError as exc:
+            print(f"specgate emulate: {exc}", file=sys.stderr)
+            return 2
     try:
         asyncio.run(_serve(args))
     except OSError as exc:

@@ -1,0 +1,108 @@
+"""`EmulatedFleet`: emulated vLLM servers on several simulated GPUs, one entry per GPU.
+
+An entry is `pair` (a baseline and a speculative server time-sharing one GPU, as `EmulatedPair`),
+`baseline` or `speculative` (one server with the GPU to itself). All GPUs run on one simulated clock;
+each has its own `SharedGPU`, so load on one GPU never slows another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+
+from aiohttp import web
+
+from .clock import SharedGPU, SimClock
+from .profiles import Profile, get_profile
+from .server import EmulatedServer
+
+ENTRIES = ("pair", "baseline", "speculative")
+
+
+def parse_layout(text: str) -> list[str]:
+    """`pair,baseline,speculative` or with counts, `2xbaseline,speculative`."""
+    layout: list[str] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        count, sep, entry = part.partition("x") if part[0].isdigit() else ("1", "", part)
+        if entry not in ENTRIES or not count.isdigit() or int(count) < 1:
+            raise ValueError(f"fleet entries are {', '.join(ENTRIES)} (optionally Nx...), got {part!r}")
+        layout += [entry] * int(count)
+    if not layout:
+        raise ValueError("empty fleet")
+    return layout
+
+
+@dataclass(frozen=True, slots=True)
+class FleetServer:
+    role: str
+    group: str
+    url: str
+    server: EmulatedServer
+
+
+class EmulatedFleet:
+    """Async context manager: `async with EmulatedFleet(["baseline", "speculative"]) as fleet:` ->
+    `fleet.servers`, `fleet.backends_setting()` (the value of `SPECGATE_BACKENDS`)."""
+
+    def __init__(self, layout: Sequence[str], profile: str | Profile = "h200-ngram", host: str = "127.0.0.1",
+                 time_scale: float = 1.0, model_name: str = "specgate-emu",
+                 synthetic_acceptance_length: float | None = None, load_format: str = "auto",
+                 ports: Sequence[int] = ()) -> None:
+        self.layout = list(layout)
+        self.profile = get_profile(profile) if isinstance(profile, str) else profile
+        self.host = host
+        self.time_scale = time_scale
+        self.model_name = model_name
+        self.synthetic_acceptance_length = synthetic_acceptance_length
+        self.load_format = load_format
+        self.ports = list(ports)
+        self.references: dict[str, str] = {}
+        self.servers: list[FleetServer] = []
+        self._runners: list[web.AppRunner] = []
+
+    def register_references(self, references: Mapping[str, str]) -> None:
+        self.references.update(references)
+
+    def backends_setting(self) -> str:
+        return ",".join(f"{s.role}={s.url}@{s.group}" for s in self.servers)
+
+    def _make(self, role: str, clock: SimClock, gpu: SharedGPU) -> EmulatedServer:
+        speculative = role == "speculative"
+        return EmulatedServer(role, self.profile, clock, gpu, self.references, model_name=self.model_name,
+                              speculative=speculative, load_format=self.load_format,
+                              synthetic_acceptance_length=self.synthetic_acceptance_length if speculative else None)
+
+    async def start(self) -> None:
+        self.clock = SimClock(self.time_scale)
+        planned: list[tuple[str, str, EmulatedServer]] = []
+        for i, entry in enumerate(self.layout):
+            gpu = SharedGPU(self.profile.gpu_switch_loss)
+            roles = ("baseline", "speculative") if entry == "pair" else (entry,)
+            planned += [(role, f"gpu{i}", self._make(role, self.clock, gpu)) for role in roles]
+        try:
+            for k, (role, group, server) in enumerate(planned):
+                runner = web.AppRunner(server.create_app(), handler_cancellation=True, access_log=None)
+                await runner.setup()
+                self._runners.append(runner)
+                site = web.TCPSite(runner, self.host, self.ports[k] if k < len(self.ports) else 0)
+                await site.start()
+                url = f"http://{self.host}:{runner.addresses[0][1]}"
+                self.servers.append(FleetServer(role, group, url, server))
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> None:
+        while self._runners:
+            await self._runners.pop().cleanup()
+
+    async def __aenter__(self) -> EmulatedFleet:
+        await self.start()
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.stop()

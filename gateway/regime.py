@@ -1,0 +1,72 @@
+"""Pure regime choice for a GPU shared by a baseline and a speculative server.
+
+Two servers that time-share one GPU slow each other, so the best a router can do there is to let one of
+them carry the group's traffic. Which one depends on the mix and the load, not on the request at hand:
+the per-request comparison is sticky (once one server carries the traffic, the idle one looks expensive
+for every request), so deciding per request locks into whichever server the first requests chose.
+
+The regime is decided from the group's recent requests instead: each one's cost (latency plus the delay it
+imposes on the requests running with it) with the group's load at its decision carried by the baseline
+alone, against the speculative server alone. The regime switches when that ratio leaves a band around 1
+(`switch_margin`) and has held at least `min_dwell` decisions: hysteresis, so noise cannot flip it, and
+probes (which only add observations) cannot flip it by themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from gateway.costmodel import RequestShape, Role, StepModel, predict
+
+
+@dataclass(frozen=True, slots=True)
+class RegimeConfig:
+    switch_margin: float
+    min_dwell: int
+    externality_weight: float
+
+
+@dataclass(frozen=True, slots=True)
+class RegimeState:
+    role: Role = "baseline"
+    since: int = 0  # the group's decision count at the last switch
+    ratio: float | None = None  # the last mix ratio: cost on the baseline / on the speculative server
+    switches: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MixSample:
+    """One recent request of the group, with the current estimates for it."""
+
+    prompt_tokens: int
+    output_tokens: float
+    tokens_per_step: float
+    load: float  # the group's requests running + waiting at its decision
+
+
+def mix_ratio(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
+              externality_weight: float) -> float | None:
+    """Σ cost with the baseline alone / Σ cost with the speculative server alone (> 1: speculation pays)."""
+    if not samples:
+        return None
+    totals: dict[Role, float] = {"baseline": 0.0, "speculative": 0.0}
+    for s in samples:
+        pairs: tuple[tuple[Role, float], ...] = (("baseline", 1.0), ("speculative", s.tokens_per_step))
+        for role, tps in pairs:
+            p = predict(RequestShape(s.prompt_tokens, s.output_tokens, tps), s.load, models[role], 0.0,
+                        prefill[role])
+            totals[role] += p.cost(externality_weight)
+    return totals["baseline"] / max(totals["speculative"], 1e-12)
+
+
+def next_regime(state: RegimeState, ratio: float | None, decisions: int, cfg: RegimeConfig) -> RegimeState:
+    """The regime after `decisions` decisions of the group, given the latest mix ratio."""
+    if ratio is None:
+        return state
+    held = decisions - state.since >= cfg.min_dwell
+    if held and state.role == "baseline" and ratio > 1.0 + cfg.switch_margin:
+        return RegimeState("speculative", decisions, ratio, state.switches + 1)
+    if held and state.role == "speculative" and ratio < 1.0 / (1.0 + cfg.switch_margin):
+        return RegimeState("baseline", decisions, ratio, state.switches + 1)
+    return replace(state, ratio=ratio)

@@ -30,7 +30,7 @@ class RegimeConfig:
 @dataclass(frozen=True, slots=True)
 class RegimeState:
     role: Role = "baseline"
-    since: int = 0  # the group's decision count at the last switch
+    since: int = -(1 << 30)  # the group's decision count at the last switch (none yet: free to switch)
     ratio: float | None = None  # the last mix ratio: cost on the baseline / on the speculative server
     switches: int = 0
 

@@ -64,7 +64,7 @@ class Settings(BaseSettings):
     explore_min_observations: int = Field(3, ge=0, description="a temperature bucket with fewer speculative observations is unmeasured")
     explore_unmeasured_max_regret: float = Field(1.5, ge=1.0, description="regret cap when exploring an unmeasured class")
     regime_switch_margin: float = Field(0.05, ge=0.0, description="shared GPU: switch the server that carries the group when the mix is predicted this much cheaper on the other")
-    regime_min_dwell_requests: int = Field(24, ge=0, description="shared GPU: decisions a regime holds at least")
+    regime_min_dwell_requests: int = Field(8, ge=0, description="shared GPU: decisions a regime holds at least")
     regime_window_requests: int = Field(64, ge=1, description="shared GPU: recent requests whose mix decides the regime")
     thompson_sampling: bool = Field(True, description="fleet: sample a class's acceptance from its posterior when choosing a speculative server with its own GPU")
     warmup_requests: int = Field(3, ge=0, description="a backend's first requests after it (re)starts do not teach the timing models")

@@ -1,7 +1,8 @@
-"""Pure learner: convergence on synthetic observations, priors, forgetting; vLLM scrape parsing."""
+"""Pure learner: convergence on synthetic observations, priors, forgetting, robustness; vLLM scrape parsing."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 
@@ -9,21 +10,27 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.costmodel import StepModel, step_s
-from gateway.learner import Learner, LearnerConfig, Observation, acceptance_rate
-from gateway.vllm_metrics import parse_vllm_metrics, spec_delta
+from gateway.costmodel import CoRunner, Role, StepModel, step_s
+from gateway.learner import Learner, Observation, acceptance_rate
+from gateway.router import learner_config
+from gateway.settings import Settings
+from gateway.vllm_metrics import parse_load, parse_vllm_metrics, spec_delta
 
 FIXTURES = Path(__file__).parent / "fixtures"
-PRIORS = {"baseline": StepModel(0.005, 0.00004), "speculative": StepModel(0.0075, 0.00015)}
+PRIORS: dict[Role, StepModel] = {"baseline": StepModel(0.005, 0.00004), "speculative": StepModel(0.0075, 0.00015)}
+OTHER: dict[Role, Role] = {"baseline": "speculative", "speculative": "baseline"}
 
 
 def learner(**kw: float) -> Learner:
-    return Learner(LearnerConfig(priors=PRIORS, **kw))  # type: ignore[arg-type]
+    base = dataclasses.replace(learner_config(Settings()), priors=PRIORS, prior_tokens_per_step=2.0)
+    return Learner(dataclasses.replace(base, **kw))  # type: ignore[arg-type]
 
 
-def obs(role: str, tokens: int, steps: int | None, e2e: float, ttft: float = 0.02, cls: str = "structured",
-        load_self: int = 1, load_other: int = 0, prompt: int = 100) -> Observation:
-    return Observation(role, cls, "greedy", prompt, tokens, steps, ttft, e2e, load_self, load_other)
+def obs(role: Role, tokens: int, steps: int | None, e2e: float, ttft: float = 0.02, cls: str = "structured",
+        load_self: int = 1, load_other: int = 0, prompt: int = 100, max_tokens: int | None = None,
+        warmup: bool = False) -> Observation:
+    co = ((OTHER[role], float(load_other)),) if load_other else ()
+    return Observation(role, cls, "greedy", prompt, tokens, steps, ttft, e2e, load_self, co, max_tokens, warmup)
 
 
 def test_priors_before_any_observation() -> None:
@@ -46,6 +53,8 @@ def test_acceptance_converges_per_class() -> None:
     # from the prior
     assert lrn.tokens_per_step("chat", "greedy") == pytest.approx((3.4 + 1.3) / 2, abs=0.2)
     assert lrn.tokens_per_step("chat", "high") == pytest.approx(2.0)
+    # the posterior narrows with observations
+    assert lrn.tokens_per_step_posterior("structured", "greedy")[1] < lrn.tokens_per_step_posterior("chat", "high")[1]
 
 
 def test_forgetting_tracks_a_change() -> None:
@@ -61,20 +70,56 @@ def test_step_models_and_interference_fit_load_dependence() -> None:
     lrn = learner(forgetting=0.99)
     rng = random.Random(2)
     true = {"baseline": StepModel(0.004, 0.0001), "speculative": StepModel(0.009, 0.0004)}
-    kappa = {"baseline": 0.25, "speculative": 0.9}
-    for _ in range(1200):
-        role = rng.choice(["baseline", "speculative"])
-        other = "speculative" if role == "baseline" else "baseline"
+    kappa: dict[Role, float] = {"baseline": 0.25, "speculative": 0.9}
+    for _ in range(1500):
+        role: Role = rng.choice(["baseline", "speculative"])
+        other = OTHER[role]
         ls, lo = rng.randint(1, 24), rng.choice([0, 0, rng.randint(1, 24)])
-        step = step_s(true[role], true[other], ls, lo, kappa[role]) * rng.uniform(0.97, 1.03)
+        co = [CoRunner(true[other], lo, 0.0)]
+        step = step_s(true[role], ls, co, kappa[role]) * rng.uniform(0.97, 1.03)
         lrn.observe(obs(role, 201, 201, 0.02 + 200 * step, load_self=ls, load_other=lo))
     for role in kappa:
         assert lrn.interference(role) == pytest.approx(kappa[role], abs=0.1)
-    for role, other in (("baseline", "speculative"), ("speculative", "baseline")):
+    for role in kappa:
+        other = OTHER[role]
         for ls, lo in ((1, 0), (20, 0), (10, 10), (24, 3)):
-            fitted = step_s(lrn.step_model(role), lrn.step_model(other), ls, lo, lrn.interference(role))
-            want = step_s(true[role], true[other], ls, lo, kappa[role])
+            fitted = step_s(lrn.step_model(role), ls, [CoRunner(lrn.step_model(other), lo, 0.0)],
+                            lrn.interference(role))
+            want = step_s(true[role], ls, [CoRunner(true[other], lo, 0.0)], kappa[role])
             assert fitted == pytest.approx(want, rel=0.12), (role, ls, lo)
+
+
+def test_one_cold_start_outlier_cannot_decide() -> None:
+    """Seen on the H200: the first request to a fresh speculative server took 2.67 s for 64 tokens (compiling new
+    shapes) and locked the server out. Warm-up requests teach no timing; an outlier moves a model boundedly."""
+    lrn = learner()
+    lrn.observe(obs("speculative", 64, 20, 2.67, ttft=2.0, warmup=True))
+    assert lrn.step_model("speculative") == PRIORS["speculative"]
+    lrn.observe(obs("speculative", 64, 20, 2.67, ttft=2.0))  # an outlier after warm-up: clipped
+    assert lrn.step_model("speculative").own_s(1) < 4 * PRIORS["speculative"].own_s(1)
+    assert lrn.prefill_s_per_token("speculative") < 4 * Settings().prior_prefill_s_per_token
+
+
+def test_shared_steps_do_not_teach_the_own_step_model() -> None:
+    """Seen on the emulated bursty trace: baseline steps taken while the speculative server ran a large batch
+    were charged to the baseline's own speed (75.7 ms per step against a true ~20 ms). Shared steps teach κ."""
+    lrn = learner()
+    for _ in range(60):
+        lrn.observe(obs("baseline", 201, 201, 0.02 + 200 * 0.030, load_self=2, load_other=30))
+    assert lrn.step_model("baseline").own_s(2) == pytest.approx(PRIORS["baseline"].own_s(2), rel=0.01)
+    assert lrn.interference("baseline") > Settings().prior_interference_baseline
+
+
+def test_a_client_lying_through_max_tokens_cannot_shrink_everyone_s_prediction() -> None:
+    lrn = learner()
+    for _ in range(20):
+        lrn.observe(obs("baseline", 200, None, 1.0, cls="chat", max_tokens=256))
+    before = lrn.output_tokens("chat", "greedy", 256, True)
+    for _ in range(30):
+        lrn.observe(obs("baseline", 10, None, 0.1, cls="chat", max_tokens=32000))
+    after = lrn.output_tokens("chat", "greedy", 256, True)
+    assert before == pytest.approx(200, rel=0.1)
+    assert after >= 0.5 * before, (before, after)
 
 
 def test_backend_counters_lower_the_class_prior_but_never_raise_it() -> None:
@@ -107,6 +152,18 @@ def test_parse_real_vllm_scrapes() -> None:
     assert (spec.drafts, spec.draft_tokens, spec.accepted_tokens) == (13133.0, 52532.0, 31464.0)
     assert sum(spec.accepted_per_position) == spec.accepted_tokens
     assert spec_delta(None, spec) is None and spec_delta(base, spec) is None
+
+
+def test_parse_load_reads_running_plus_waiting() -> None:
+    for name in ("vllm-0.26.0-baseline-metrics.txt", "vllm-0.26.0-draft-model-metrics.txt"):
+        text = (FIXTURES / name).read_bytes()
+        full = parse_vllm_metrics(text.decode())
+        assert parse_load(text) == full.running + full.waiting
+    text = b'vllm:num_requests_running{engine="0"} 3.0\nvllm:num_requests_running{engine="1"} 2.0\n' \
+           b'vllm:num_requests_waiting{engine="0"} 4.0\nvllm:num_requests_running_total 99\n'
+    assert parse_load(text) == 9.0
+    assert parse_load(b"# nothing here\n") is None
+    assert parse_load(b"vllm:num_requests_running nan-ish\n") is None
 
 
 def test_spec_delta_and_counter_reset() -> None:

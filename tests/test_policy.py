@@ -11,13 +11,22 @@ from strategies import features, step_models
 
 from gateway.classify import CLASSES, ClassifierConfig, classify, temperature_bucket
 from gateway.classify import features as extract
-from gateway.costmodel import Load, RequestShape, StepModel, predict
-from gateway.policy import AdaptiveConfig, Decision, Estimates, PolicyInput, RulesConfig, decide
+from gateway.costmodel import CoRunner, RequestShape, Role, StepModel, predict
+from gateway.policy import (
+    POLICY_NAMES,
+    Candidate,
+    Decision,
+    Estimates,
+    PolicyInput,
+    PolicyName,
+    decide,
+)
 from gateway.protocol import CHAT, COMPLETIONS, request_view
+from gateway.settings import Settings
 
 CFG = ClassifierConfig()
-RULES = RulesConfig()
-ADAPTIVE = AdaptiveConfig(explore_rate=0.0)
+RULES = Settings().rules_config()
+ADAPTIVE = dataclasses.replace(Settings().adaptive_config(), explore_rate=0.0, explore_unmeasured_rate=0.0)
 BASE = StepModel(0.005, 0.00004)
 SPEC = StepModel(0.0075, 0.00015)
 
@@ -63,22 +72,36 @@ def test_temperature_buckets() -> None:
 
 def _inp(f: object, cls: str, base_load: int = 0, spec_load: int = 0, tps: float = 3.0, output: float = 256,
          available: frozenset[str] = frozenset({"baseline", "speculative"}), draw: float = 1.0,
-         models: tuple[StepModel, StepModel] = (BASE, SPEC), interference: float = 0.8) -> PolicyInput:
-    est = Estimates(output, tps, models[0], models[1], interference, interference, 0.00004, 0.00004)
-    return PolicyInput(f, cls, available, Load(base_load), Load(spec_load), est, draw)  # type: ignore[arg-type]
+         models: tuple[StepModel, StepModel] = (BASE, SPEC), interference: float = 0.8, shared: bool = False,
+         regime: Role = "baseline", observations: int = 0, sd: float = 0.0) -> PolicyInput:
+    """A baseline and a speculative backend: each with a GPU of its own, or (`shared`) a pair on one GPU whose
+    regime is `regime`."""
+    est = Estimates(output, tps, {"baseline": models[0], "speculative": models[1]},
+                    {"baseline": interference, "speculative": interference},
+                    {"baseline": 0.00004, "speculative": 0.00004}, sd, observations)
+    group = "gpu0"
+    cands = []
+    if "baseline" in available:
+        cands.append(Candidate("baseline-0", "baseline", group if shared else "gpu-b", base_load,
+                               (("speculative", float(spec_load)),) if shared else ()))
+    if "speculative" in available:
+        cands.append(Candidate("speculative-0", "speculative", group if shared else "gpu-s", spec_load,
+                               (("baseline", float(base_load)),) if shared else ()))
+    bucket = temperature_bucket(f.temperature)  # type: ignore[attr-defined]
+    return PolicyInput(f, cls, bucket, tuple(cands), est, {group: regime} if shared else {}, {},  # type: ignore[arg-type]
+                       draw)
 
 
-def _decide(policy: str, inp: PolicyInput) -> Decision:
+def _decide(policy: PolicyName, inp: PolicyInput) -> Decision:
     d = decide(policy, inp, RULES, ADAPTIVE)
     assert d is not None
     return d
 
 
-@given(features(), st.sampled_from(CLASSES), st.sampled_from(["baseline", "speculative", "rules", "adaptive",
-                                                            "clairvoyant"]))
-def test_n_greater_than_one_never_goes_speculative(f: object, cls: str, policy: str) -> None:
+@given(features(), st.sampled_from(CLASSES), st.sampled_from(POLICY_NAMES), st.booleans())
+def test_n_greater_than_one_never_goes_speculative(f: object, cls: str, policy: PolicyName, shared: bool) -> None:
     f = dataclasses.replace(f, n=2)  # type: ignore[type-var]
-    d = _decide(policy, _inp(f, cls))
+    d = _decide(policy, _inp(f, cls, shared=shared))
     assert d.role == "baseline" and d.reason == "n_gt_1"
 
 
@@ -111,14 +134,63 @@ def test_availability_constraints() -> None:
     assert decide("adaptive", _inp(f, "chat", available=frozenset()), RULES, ADAPTIVE) is None
 
 
+def test_round_robin_and_least_loaded() -> None:
+    f = extract(request_view(CHAT, chat("hi", temperature=0)), CFG)
+    inp = _inp(f, "chat", base_load=3, spec_load=1)
+    turns = [decide("round_robin", dataclasses.replace(inp, turn=t), RULES, ADAPTIVE) for t in range(4)]
+    assert [d.backend for d in turns if d] == ["baseline-0", "speculative-0"] * 2
+    assert _decide("least_loaded", inp).backend == "speculative-0"
+    assert _decide("least_loaded", _inp(f, "chat", base_load=0, spec_load=1)).backend == "baseline-0"
+
+
+def test_hindsight_follows_its_map() -> None:
+    f = extract(request_view(CHAT, chat("Return JSON", temperature=0)), CFG)
+    inp = _inp(f, "structured")
+    d = decide("hindsight", inp, RULES, ADAPTIVE, {"structured/greedy": "speculative"})
+    assert d is not None and d.role == "speculative" and d.reason == "hindsight"
+    d = decide("hindsight", dataclasses.replace(inp, task_class="chat"), RULES, ADAPTIVE,
+               {"structured/greedy": "speculative"})
+    assert d is not None and d.role == "baseline"
+
+
+def test_fleet_picks_the_least_loaded_of_a_role_and_the_cheapest_backend() -> None:
+    f = extract(request_view(CHAT, chat("Return JSON", temperature=0)), CFG)
+    inp = _inp(f, "structured", tps=3.3)
+    est = inp.estimates
+    cands = (Candidate("baseline-0", "baseline", "g0", 0), Candidate("speculative-0", "speculative", "g1", 9),
+             Candidate("speculative-1", "speculative", "g2", 2), Candidate("baseline-1", "baseline", "g3", 5))
+    d = decide("adaptive", dataclasses.replace(inp, candidates=cands), RULES, ADAPTIVE)
+    assert d is not None and d.backend == "speculative-1" and d.role == "speculative"
+    slow = dataclasses.replace(est, tokens_per_step=1.0)  # type: ignore[arg-type]
+    d = decide("adaptive", dataclasses.replace(inp, candidates=cands, estimates=slow), RULES, ADAPTIVE)
+    assert d is not None and d.backend == "baseline-0"
+
+
+def test_shared_group_follows_its_regime_and_probes_only_what_it_keeps_idle() -> None:
+    """On one GPU the pair is carried by one server at a time: a request that would be cheaper right now on the
+    other server still goes to the regime's server (the comparison right now is sticky), except a bounded probe."""
+    f = extract(request_view(CHAT, chat("Return JSON", temperature=0, max_tokens=64)), CFG)
+    on_spec = _decide("adaptive", _inp(f, "structured", tps=1.0, shared=True, regime="speculative"))
+    assert on_spec.role == "speculative" and on_spec.reason == "regime_speculative"
+    on_base = _decide("adaptive", _inp(f, "structured", tps=4.0, shared=True, regime="baseline"))
+    assert on_base.role == "baseline" and on_base.reason == "regime_baseline"
+    cfg = dataclasses.replace(ADAPTIVE, explore_unmeasured_rate=0.25, explore_unmeasured_max_regret=3.0)
+    probe = decide("adaptive", _inp(f, "structured", tps=1.2, output=64, shared=True, draw=0.1), RULES, cfg)
+    assert probe is not None and probe.role == "speculative" and probe.reason == "explore"
+    busy = decide("adaptive", _inp(f, "structured", tps=1.2, output=64, shared=True, draw=0.1, spec_load=1), RULES,
+                  cfg)
+    assert busy is not None and busy.role == "baseline"  # one probe at a time
+
+
 @given(st.integers(1, 8000), st.floats(1.0, 3000.0), st.floats(1.0, 5.0), st.integers(0, 128), st.integers(0, 128),
        step_models, step_models, st.integers(0, 32))
 def test_more_speculative_load_never_makes_speculative_faster(prompt: int, out: float, tps: float, spec_load: int,
                                                               base_load: int, m_spec: StepModel, m_base: StepModel,
                                                               extra: int) -> None:
     shape = RequestShape(prompt, out, tps)
-    a = predict("speculative", shape, Load(spec_load), Load(base_load), m_spec, m_base, 0.8, 0.8, 4e-5)
-    b = predict("speculative", shape, Load(spec_load + extra), Load(base_load), m_spec, m_base, 0.8, 0.8, 4e-5)
+    co = (CoRunner(m_base, base_load, 0.8),)
+    a = predict(shape, spec_load, m_spec, 0.8, 4e-5, co)
+    b = predict(shape, spec_load + extra, m_spec, 0.8, 4e-5, co)
     assert b.e2e_s >= a.e2e_s - 1e-12 and b.ttft_s >= a.ttft_s - 1e-12
     # The charge for the other server's wait is a per-capita share of our step: it may shrink as more requests
     # share our server, but never below the step's growth and never above the whole step's turn-on charge.
@@ -131,10 +203,10 @@ def test_more_speculative_load_never_makes_speculative_faster(prompt: int, out: 
 
 
 @given(features(n=1), st.integers(0, 64), st.integers(0, 64), st.integers(1, 32))
-def test_more_speculative_load_never_flips_adaptive_toward_speculative_without_interference(
+def test_more_speculative_load_never_flips_adaptive_toward_speculative_on_a_fleet(
         f: object, base_load: int, spec_load: int, extra: int) -> None:
-    d1 = _decide("adaptive", _inp(f, "chat", base_load, spec_load, interference=0.0))
-    d2 = _decide("adaptive", _inp(f, "chat", base_load, spec_load + extra, interference=0.0))
+    d1 = _decide("clairvoyant", _inp(f, "chat", base_load, spec_load))
+    d2 = _decide("clairvoyant", _inp(f, "chat", base_load, spec_load + extra))
     assert not (d1.role == "baseline" and d2.role == "speculative")
 
 
@@ -144,39 +216,23 @@ def test_no_acceptance_never_prefers_speculative(f: object, base_load: int, spec
     # α → 0: one token per step; speculative steps cost at least as much as baseline steps.
     ms = dataclasses.replace(ms, base_s=max(ms.base_s, mb.base_s), per_request_s=max(ms.per_request_s,
                                                                                        mb.per_request_s))
-    d = _decide("adaptive", _inp(f, "chat", base_load, spec_load, tps=1.0, models=(mb, ms)))
+    d = _decide("clairvoyant", _inp(f, "chat", base_load, spec_load, tps=1.0, models=(mb, ms)))
     if base_load >= spec_load:
         assert d.role == "baseline" or (d.ratio is not None and d.ratio > 1.0)
 
 
-def test_unmeasured_class_is_probed_at_a_higher_regret() -> None:
-    f = extract(request_view(CHAT, chat("Return JSON", temperature=0, max_tokens=64)), CFG)
-    cfg = AdaptiveConfig(explore_rate=0.05, explore_max_regret=1.1, explore_unmeasured_max_regret=3.0)
-    inp = _inp(f, "structured", 0, 0, tps=1.0, output=64, draw=0.01)
-    assert inp.estimates is not None and inp.estimates.speculative_observations == 0
-    unmeasured = decide("adaptive", inp, RULES, cfg)
-    assert unmeasured is not None and unmeasured.reason == "explore" and unmeasured.role == "speculative"
-    measured = dataclasses.replace(inp, estimates=dataclasses.replace(inp.estimates, speculative_observations=10))
-    d = decide("adaptive", measured, RULES, cfg)
-    assert d is not None and d.role == "baseline"
-
-
-def test_unmeasured_probes_are_short_one_at_a_time_and_at_their_own_rate() -> None:
-    """The H200 lesson: a prior that makes speculation look slow must still be tested, at a rate that reaches
-    `explore_min_observations` probes within a short run; but a probe is served slower and slows the baseline
-    while it runs, so only short requests, never two at once, and never when the regret cap (which counts the
-    probe's externality) says a busy baseline would pay too much."""
+def test_thompson_sampling_explores_an_uncertain_class_and_stops_once_it_is_known() -> None:
     f = extract(request_view(CHAT, chat("Return JSON", temperature=0, max_tokens=256)), CFG)
-    cfg = AdaptiveConfig(explore_rate=0.0, explore_unmeasured_rate=0.25, explore_unmeasured_max_regret=3.0)
-    idle = _inp(f, "structured", 0, 0, tps=1.2, output=100, draw=0.2)
-    d = decide("adaptive", idle, RULES, cfg)
-    assert d is not None and d.role == "speculative" and d.reason == "explore"
-    long = dataclasses.replace(idle.estimates, output_tokens=256)  # type: ignore[arg-type]
-    # a probe in flight; a draw above the rate; a busy baseline; a long request
-    for changed in (dict(speculative_load=Load(1)), dict(draw=0.3), dict(baseline_load=Load(24)),
-                    dict(estimates=long)):
-        d = decide("adaptive", dataclasses.replace(idle, **changed), RULES, cfg)  # type: ignore[arg-type]
-        assert d is not None and d.reason != "explore", changed
+    draws = [(i + 0.5) / 200 for i in range(200)]
+
+    def share(tps: float, sd: float) -> float:
+        inp = _inp(f, "structured", tps=tps, sd=sd, output=256)
+        picks = [_decide("adaptive", dataclasses.replace(inp, sample_draw=u)).role for u in draws]
+        return picks.count("speculative") / len(picks)
+
+    uncertain, known_bad, known_good = share(1.2, 0.6), share(1.2, 0.02), share(3.0, 0.02)
+    assert 0.05 < uncertain < 0.8, uncertain
+    assert known_bad == 0.0 and known_good == 1.0
 
 
 def test_no_acceptance_with_equal_load_goes_baseline() -> None:
@@ -186,11 +242,12 @@ def test_no_acceptance_with_equal_load_goes_baseline() -> None:
 
 
 @given(st.integers(1, 8000), st.floats(1.0, 2000.0), st.floats(0.0, 2000.0), st.floats(1.0, 5.0),
-       st.sampled_from(["baseline", "speculative"]), st.integers(0, 64), st.integers(0, 64))
-def test_predictions_monotone_in_output_length(prompt: int, out: float, more: float, tps: float, role: str,
+       st.integers(0, 64), st.integers(0, 64))
+def test_predictions_monotone_in_output_length(prompt: int, out: float, more: float, tps: float,
                                                ls: int, lo: int) -> None:
-    a = predict(role, RequestShape(prompt, out, tps), Load(ls), Load(lo), SPEC, BASE, 0.8, 0.8, 4e-5)
-    b = predict(role, RequestShape(prompt, out + more, tps), Load(ls), Load(lo), SPEC, BASE, 0.8, 0.8, 4e-5)
+    co = (CoRunner(BASE, lo, 0.8),)
+    a = predict(RequestShape(prompt, out, tps), ls, SPEC, 0.8, 4e-5, co)
+    b = predict(RequestShape(prompt, out + more, tps), ls, SPEC, 0.8, 4e-5, co)
     assert b.e2e_s >= a.e2e_s and b.ttft_s == a.ttft_s
 
 
@@ -198,43 +255,20 @@ def test_adaptive_table_speculation_pays_at_low_load_not_at_high() -> None:
     f = extract(request_view(CHAT, chat("Return JSON", temperature=0)), CFG)
     low = _decide("adaptive", _inp(f, "structured", 0, 0, tps=3.3))
     assert low.role == "speculative" and low.reason == "predicted_faster"
-    assert low.detail.startswith("predicted_faster ") and "x on speculative, " in low.detail
-    assert low.detail.endswith("x alone")
-    busy = _decide("adaptive", _inp(f, "structured", 48, 48, tps=1.4))  # both loaded, low acceptance
+    assert low.detail.startswith("predicted_faster ") and "x on speculative, speculative-0@gpu-s" in low.detail
+    busy = _decide("adaptive", _inp(f, "structured", 0, 48, tps=1.4))  # spec loaded, low acceptance
     assert busy.role == "baseline"
-    idle_spec = _decide("adaptive", _inp(f, "structured", 32, 0, tps=1.2))  # turning spec on costs the baseline
-    assert idle_spec.role == "baseline"
 
 
 @settings(max_examples=300)
 @given(features(n=1), st.floats(0.0, 0.999), st.integers(0, 32), st.integers(0, 32), st.floats(1.0, 5.0),
-       st.floats(1.0, 512.0))
-def test_exploration_is_bounded_by_rate_and_regret(f: object, draw: float, bl: int, sl: int, tps: float,
-                                                   out: float) -> None:
-    cfg = AdaptiveConfig(explore_rate=0.05, explore_max_regret=1.5, explore_min_observations=0)
-    inp = _inp(f, "chat", bl, sl, tps=tps, draw=draw, output=out)
+       st.floats(1.0, 512.0), st.booleans())
+def test_exploration_is_bounded_by_rate_regret_and_length(f: object, draw: float, bl: int, sl: int, tps: float,
+                                                          out: float, shared: bool) -> None:
+    cfg = dataclasses.replace(ADAPTIVE, explore_rate=0.05, explore_max_regret=1.5, explore_min_observations=0)
+    inp = _inp(f, "chat", bl, sl, tps=tps, draw=draw, output=out, shared=shared)
     d = decide("adaptive", inp, RULES, cfg)
     assert d is not None
     if d.reason == "explore":
         assert draw < 0.05 and inp.estimates is not None and inp.estimates.output_tokens <= 128
-        assert d.ratio is not None  # the explored server is predicted at most 1.5x the cost of the other
-        assert d.ratio >= 1 / 1.5 - 1e-9 if d.role == "speculative" else d.ratio <= 1.5 + 1e-9
-
-
-def test_home_check_keeps_a_busy_speculative_server_from_locking_in_requests_it_serves_worse() -> None:
-    """Seen on the emulated replay of the H200 run: with the speculative server busy and the baseline idle, the
-    turn-on charge made the baseline look 10-50x dearer for sampled requests (1.0 token/step), so everything
-    stayed on the slower server. The home check sends them back; greedy requests (3 tokens/step) stay."""
-    f = extract(request_view(CHAT, chat("Write a poem", temperature=1.0, max_tokens=256)), CFG)
-    sampled = _inp(f, "creative", 0, 24, tps=1.0, output=256)
-    assert sampled.estimates is not None
-    cfg = AdaptiveConfig(explore_rate=0.0, explore_unmeasured_rate=0.0, home_check=True)
-    now_ratio = decide("adaptive", sampled, RULES, cfg)
-    assert now_ratio is not None and now_ratio.ratio is not None and now_ratio.ratio > 1.05  # spec "faster now"
-    assert now_ratio.role == "baseline" and now_ratio.reason == "home_baseline", now_ratio
-    greedy = dataclasses.replace(sampled, estimates=dataclasses.replace(sampled.estimates, tokens_per_step=3.0))
-    d = decide("adaptive", greedy, RULES, cfg)
-    assert d is not None and d.role == "speculative" and d.reason == "predicted_faster", d
-    # Off (the default), the cost right now decides: the busy server keeps it (right where the mix pays there).
-    d = decide("adaptive", sampled, RULES, dataclasses.replace(cfg, home_check=False))
-    assert d is not None and d.role == "speculative", d
+        assert d.role == "speculative" and sl == 0

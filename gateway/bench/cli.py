@@ -15,8 +15,17 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from gateway.bench.display import make_console, plot, print_tables
-from gateway.bench.run import POLICIES, BenchConfig, default_profile, policy_result, results_document, run_policy
+from gateway.bench.run import (
+    POLICIES,
+    BenchConfig,
+    default_profile,
+    hindsight_map,
+    policy_result,
+    results_document,
+    run_policy,
+)
 from gateway.bench.verdict import class_rows, overall_sentence, sentence
+from gateway.emulator import parse_layout
 from gateway.workloads.items import WorkloadError, WorkloadItem, load_workload
 
 DEMO_WORKLOAD = "demo-mixed"
@@ -41,6 +50,10 @@ def _bench_parser() -> argparse.ArgumentParser:
                    help="wall seconds before a request counts as failed")
     p.add_argument("--gateway-env", action="append", default=[], metavar="KEY=VALUE",
                    help="extra SPECGATE_* settings for the gateway, e.g. SPECGATE_MARGIN=0.1")
+    p.add_argument("--fleet", default=None,
+                   help="emulated fleet, one entry per GPU: pair | baseline | speculative, e.g. baseline,speculative "
+                        "(default: one pair). A policy may name its own fleet: least_loaded@2xbaseline")
+    p.add_argument("--seed", type=int, default=1, help="SPECGATE_RANDOM_SEED for the gateway (+ repeat index)")
     return p
 
 
@@ -54,7 +67,9 @@ async def run_bench(items: Sequence[WorkloadItem], config: BenchConfig, console:
     progress = Progress(TextColumn("{task.description:>14}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=console, transient=False)
     with progress:
-        for policy in config.policies:
+        for policy in sorted(config.policies, key=lambda p: p.startswith("hindsight")):  # hindsight needs the rest
+            if policy.startswith("hindsight"):
+                config.hindsight_map = hindsight_map({name: r["requests"] for name, r in results.items()})
             runs = []
             for rep in range(config.repeat):
                 label = policy if config.repeat == 1 else f"{policy} #{rep + 1}"
@@ -102,12 +117,16 @@ def bench_main(argv: list[str]) -> int:
     try:
         items = load_workload(args.workload)[: args.limit]
         policies = [p.strip() for p in args.policies.split(",") if p.strip()]
-        unknown = [p for p in policies if p not in POLICIES]
+        unknown = [p for p in policies if p.partition("@")[0] not in POLICIES]
         if unknown or not policies:
             raise ValueError(f"unknown policies {unknown}; choose from {', '.join(POLICIES)}")
         if args.time_scale <= 0 or args.repeat < 1:
             raise ValueError("--time-scale must be > 0 and --repeat >= 1")
         env = _parse_env(args.gateway_env)
+        fleet = None if args.fleet is None else parse_layout(args.fleet)
+        for p in policies:
+            if "@" in p:
+                parse_layout(p.partition("@")[2].replace("+", ","))
     except (ValueError, WorkloadError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 2
@@ -115,7 +134,7 @@ def bench_main(argv: list[str]) -> int:
     work_dir.mkdir(parents=True, exist_ok=True)
     config = BenchConfig(workload_name=args.workload, policies=policies, profile=args.profile or default_profile(),
                          time_scale=args.time_scale, repeat=args.repeat, work_dir=work_dir, gateway_env=env,
-                         timeout_s=args.request_timeout)
+                         timeout_s=args.request_timeout, fleet=fleet, seed=args.seed)
     doc = _execute(items, config, args.out, args.plot, console, ["specgate", "bench", *argv])
     print_tables(doc, console)
     console.print(overall_sentence(doc))

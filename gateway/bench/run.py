@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import platform
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,9 +19,10 @@ from gateway.bench.client import Measured, replay
 from gateway.bench.oracle import write_oracle
 from gateway.bench.procs import fetch_text, gateway_process
 from gateway.bench.summary import group_summaries, prediction_errors, summarize
+from gateway.classify import temperature_bucket
 from gateway.workloads.items import WorkloadItem
 
-POLICIES = ("baseline", "speculative", "rules", "adaptive", "clairvoyant")
+POLICIES = ("baseline", "speculative", "rules", "adaptive", "clairvoyant", "round_robin", "least_loaded", "hindsight")
 MODEL_NAME = "specgate-emu"
 
 
@@ -40,6 +42,9 @@ class BenchConfig:
     work_dir: Path = Path(".")
     gateway_env: dict[str, str] = field(default_factory=dict)
     timeout_s: float = 600.0
+    fleet: list[str] | None = None  # one entry per simulated GPU (pair | baseline | speculative); None: one pair
+    seed: int | None = 1  # SPECGATE_RANDOM_SEED of the gateway's exploration draws (+ repeat index)
+    hindsight_map: dict[str, str] = field(default_factory=dict)  # class/bucket -> role, for `hindsight`
 
 
 def scaled_priors(time_scale: float) -> dict[str, str]:
@@ -103,10 +108,19 @@ def _read_log(path: Path) -> list[dict[str, Any]]:
 async def run_policy(
     items: Sequence[WorkloadItem], policy: str, config: BenchConfig, on_done: Callable[[], None], repeat: int = 0
 ) -> dict[str, Any]:
-    from gateway.emulator import EmulatedPair
+    """Run one bench entry: a policy name, or `policy@layout` for a fleet other than the bench's
+    (`least_loaded@2xbaseline`, layout entries joined by `+`)."""
+    policy, _, layout = policy.partition("@")
+    if layout:
+        from gateway.emulator import parse_layout
 
-    tag = f"{policy}-{repeat}" if repeat else policy
+        config = dataclasses.replace(config, fleet=parse_layout(layout.replace("+", ",")))
+    tag = (f"{policy}-{layout}" if layout else policy) + (f"-{repeat}" if repeat else "")
     env = {**scaled_priors(config.time_scale), **config.gateway_env, "SPECGATE_POLICY": policy}
+    if config.seed is not None:
+        env.setdefault("SPECGATE_RANDOM_SEED", str(config.seed + max(repeat - 1, 0)))
+    if policy == "hindsight":
+        env["SPECGATE_HINDSIGHT_MAP"] = ",".join(f"{k}={v}" for k, v in sorted(config.hindsight_map.items()))
     if policy == "clairvoyant":
         env["SPECGATE_ORACLE_FILE"] = str(write_oracle(items, config.profile, config.work_dir / "oracle.json"))
     log_path = config.work_dir / f"gateway-{tag}.log"
@@ -118,11 +132,9 @@ async def run_policy(
         inflight -= 1
         on_done()
 
-    async with EmulatedPair(profile=config.profile, host="127.0.0.1", baseline_port=0, speculative_port=0,
-                            time_scale=config.time_scale, model_name=MODEL_NAME) as pair:
-        pair.register_references({i.id: i.reference for i in items if i.reference is not None})
-        env["SPECGATE_BASELINE_URLS"] = pair.baseline_url
-        env["SPECGATE_SPECULATIVE_URLS"] = pair.speculative_url
+    async with _emulated(config) as (servers, backends_env):
+        servers.register_references({i.id: i.reference for i in items if i.reference is not None})
+        env.update(backends_env)
         async with gateway_process(env, log_path) as url:
             started = time.perf_counter()
 
@@ -139,11 +151,63 @@ async def run_policy(
                 admin_state = json.loads(await fetch_text(url + "/admin/state"))
             except Exception:  # the admin endpoint is optional for a bench; its absence is not an error
                 admin_state = None
-        emulator = {"baseline": _stats(pair.baseline), "speculative": _stats(pair.speculative)}
+        emulator = _emulator_stats(servers)
     (config.work_dir / f"gateway-{tag}.metrics.txt").write_text(metrics_text)
-    records = [_record(m, config.time_scale, inflight_at.get(m.id, 0), repeat) for m in measured]
+    buckets = {i.id: temperature_bucket(_temperature(i)) for i in items}
+    records = [_record(m, config.time_scale, inflight_at.get(m.id, 0), repeat) | {"bucket": buckets.get(m.id)}
+               for m in measured]
     return {"records": records, "wall_s": round(wall, 2), "emulator": emulator, "log": _read_log(log_path),
             "admin_state": admin_state}
+
+
+@contextlib.asynccontextmanager
+async def _emulated(config: BenchConfig) -> AsyncIterator[tuple[Any, dict[str, str]]]:
+    """The emulated servers for one run and the gateway settings that name them."""
+    from gateway.emulator import EmulatedFleet, EmulatedPair
+
+    if config.fleet is None:
+        async with EmulatedPair(profile=config.profile, host="127.0.0.1", baseline_port=0, speculative_port=0,
+                                time_scale=config.time_scale, model_name=MODEL_NAME) as pair:
+            yield pair, {"SPECGATE_BASELINE_URLS": pair.baseline_url, "SPECGATE_SPECULATIVE_URLS": pair.speculative_url}
+        return
+    async with EmulatedFleet(config.fleet, profile=config.profile, time_scale=config.time_scale,
+                             model_name=MODEL_NAME) as fleet:
+        yield fleet, {"SPECGATE_BACKENDS": fleet.backends_setting()}
+
+
+def _emulator_stats(servers: Any) -> dict[str, Any]:
+    if hasattr(servers, "servers"):
+        counts: dict[str, int] = {}
+        out = {}
+        for s in servers.servers:
+            name = f"{s.role}-{counts.get(s.role, 0)}"
+            counts[s.role] = counts.get(s.role, 0) + 1
+            out[name] = _stats(s.server) | {"group": s.group}
+        return out
+    return {"baseline": _stats(servers.baseline), "speculative": _stats(servers.speculative)}
+
+
+def _temperature(item: WorkloadItem) -> float:
+    value = item.body.get("temperature", 1.0)
+    return float(value) if isinstance(value, int | float) else 1.0
+
+
+def hindsight_map(runs: dict[str, list[dict[str, Any]]]) -> dict[str, str]:
+    """The best fixed map (class, temperature bucket) -> role, from runs in which every request went to one
+    role: per key, the role whose requests finished sooner on average."""
+    means: dict[str, dict[str, float]] = {}
+    for records in runs.values():
+        roles = {r["backend"] for r in records if r.get("status") == "200"}
+        if len(roles) != 1:
+            continue
+        (role,) = roles
+        by_key: dict[str, list[float]] = {}
+        for r in records:
+            if r.get("e2e_s") is not None:
+                by_key.setdefault(f"{r['class']}/{r['bucket']}", []).append(r["e2e_s"])
+        for key, values in by_key.items():
+            means.setdefault(key, {})[role] = sum(values) / len(values)
+    return {key: min(roles, key=lambda k: roles[k]) for key, roles in means.items() if len(roles) == 2}
 
 
 def policy_result(runs: Sequence[dict[str, Any]], time_scale: float) -> dict[str, Any]:
@@ -174,6 +238,7 @@ def results_document(config: BenchConfig, items: Sequence[WorkloadItem], policie
                      command: Sequence[str]) -> dict[str, Any]:
     return {
         "profile": config.profile,
+        "fleet": config.fleet or ["pair"],
         "workload": config.workload_name,
         "workload_info": workload_info(config.workload_name, items),
         "time_scale": config.time_scale,

@@ -26,7 +26,7 @@ def parse_layout(text: str) -> list[str]:
     for part in (p.strip() for p in text.split(",")):
         if not part:
             continue
-        count, sep, entry = part.partition("x") if part[0].isdigit() else ("1", "", part)
+        count, _, entry = part.partition("x") if part[0].isdigit() else ("1", "", part)
         if entry not in ENTRIES or not count.isdigit() or int(count) < 1:
             raise ValueError(f"fleet entries are {', '.join(ENTRIES)} (optionally Nx...), got {part!r}")
         layout += [entry] * int(count)

@@ -33,6 +33,9 @@ BUILTINS = (
     BuiltinSpec("mixed-phases", "mixed", 300, Arrival("phases", plan=((60.0, 1.0), (30.0, 10.0), (60.0, 1.0))), 13,
                 "mixed traffic: quiet, a busy phase, quiet again"),
     BuiltinSpec("structured-heavy", "structured", 300, Arrival(rate=3.0), 14, "mostly JSON, SQL and code edits"),
+    BuiltinSpec("bursty", "mixed", 410, Arrival("bursts", rate=3.0, burst_every_s=8.0, burst_size=20,
+                                                 burst_width_s=0.5), 17,
+                "mixed traffic, Poisson at 3 requests/s plus a burst of 20 within 0.5 s every 8 s (5.5/s mean)"),
     BuiltinSpec("creative-heavy", "creative", 300, Arrival(rate=3.0), 15,
                 "mostly creative writing at temperature 0.9-1.2, and chat"),
 )

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 MATRIX: list[tuple[str, str, float]] = [
     ("h200-ngram", "mixed-low", 0.25),
@@ -30,6 +32,10 @@ MATRIX: list[tuple[str, str, float]] = [
 ]
 QUICK = [MATRIX[1], MATRIX[5]]
 POLICIES = "baseline,speculative,rules,adaptive,clairvoyant"
+ROBUST_WORKLOADS = ("demo-mixed", "mixed-low", "mixed-medium", "mixed-high", "mixed-phases", "structured-heavy",
+                    "creative-heavy", "bursty")
+ROBUST_SCALES = (1.0, 4.0)
+SEEDS = (1, 2, 3)
 
 
 def row(path: Path) -> dict[str, object]:
@@ -64,14 +70,95 @@ def markdown(rows: list[dict[str, object]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def robust_row(path: Path) -> dict[str, object]:
+    """Adaptive over seeds against the better static server of one cell (`bench --repeat` with one seed each)."""
+    doc = json.loads(path.read_text())
+    pol = doc["policies"]
+    best_name = min(("baseline", "speculative"), key=lambda n: pol[n]["summary"]["mean_e2e_s"])
+    best = pol[best_name]["summary"]["mean_e2e_s"]
+    runs: dict[int, list[dict[str, Any]]] = {}
+    for r in pol["adaptive"]["requests"]:
+        runs.setdefault(r.get("repeat", 0), []).append(r)
+    means = sorted(statistics.mean(x["e2e_s"] for x in rs if x["e2e_s"] is not None) for rs in runs.values())
+    shares = [sum(1 for x in rs if x["backend"] == "speculative") / len(rs) for rs in runs.values()]
+    return {
+        "profile": doc["profile"], "workload": doc["workload"], "time_scale": doc["time_scale"],
+        "baseline_mean_s": round(pol["baseline"]["summary"]["mean_e2e_s"], 3),
+        "speculative_mean_s": round(pol["speculative"]["summary"]["mean_e2e_s"], 3),
+        "adaptive_means_s": [round(m, 3) for m in means], "best_static": best_name,
+        "adaptive_median_vs_best": round(statistics.median(means) / best, 3),
+        "adaptive_worst_vs_best": round(max(means) / best, 3),
+        "speculative_share_spread_points": round(100 * (max(shares) - min(shares)), 1),
+        "speculative_shares": [round(100 * x, 1) for x in shares],
+    }
+
+
+def robust_markdown(rows: list[dict[str, object]]) -> str:
+    lines = ["| profile | workload | scale | baseline | speculative | adaptive (seeds) | median ÷ best | worst ÷ best "
+             "| → spec % (seeds) | spread (points) |", "|" + "---|" * 10]
+    for r in rows:
+        lines.append(f"| {r['profile']} | {r['workload']} | {r['time_scale']} | {r['baseline_mean_s']} | "
+                     f"{r['speculative_mean_s']} | {r['adaptive_means_s']} | {r['adaptive_median_vs_best']} | "
+                     f"{r['adaptive_worst_vs_best']} | {r['speculative_shares']} | "
+                     f"{r['speculative_share_spread_points']} |")
+    return "\n".join(lines) + "\n"
+
+
+def run_robust(args: argparse.Namespace) -> int:
+    """Each one-GPU cell at several time scales, adaptive with several seeds (`bench --repeat`, seed + repeat)."""
+    workloads = args.workloads.split(",") if args.workloads else list(ROBUST_WORKLOADS)
+    scales = [float(x) for x in args.scales.split(",")] if args.scales else list(ROBUST_SCALES)
+    rows = []
+    for workload in workloads:
+        for scale in scales:
+            out = args.out_dir / f"robust--{args.profile}--{workload}--x{scale:g}.json"
+            if not args.only_summarize:
+                static = args.out_dir / f"robust--{args.profile}--{workload}--x{scale:g}--static.json"
+                base = [sys.executable, "-m", "gateway", "bench", "--workload", workload, "--profile", args.profile,
+                        "--time-scale", str(scale)]
+                print("$", " ".join(base[2:]), flush=True)
+                subprocess.run([*base, "--policies", "baseline,speculative", "--out", str(static)], check=False,
+                               stdout=subprocess.DEVNULL)
+                subprocess.run([*base, "--policies", "adaptive", "--repeat", str(len(SEEDS)), "--seed", "1",
+                                "--out", str(out)], check=False, stdout=subprocess.DEVNULL)
+                if static.exists() and out.exists():
+                    merged = json.loads(out.read_text())
+                    merged["policies"].update(json.loads(static.read_text())["policies"])
+                    out.write_text(json.dumps(merged, indent=1))
+                    static.unlink()
+            if out.exists():
+                rows.append(robust_row(out))
+    table = robust_markdown(rows)
+    date = datetime.now(UTC).isoformat(timespec="seconds")
+    (args.out_dir / "ROBUST.md").write_text(
+        f"# Robustness: adaptive over seeds and time scales ({date})\n\nOne emulated pair on one simulated GPU; "
+        f"mean end-to-end seconds (simulated). Adaptive runs {len(SEEDS)} seeds (SPECGATE_RANDOM_SEED 1..3); the "
+        f"static servers once. Command: `specgate evaluate --robust --profile {args.profile}"
+        f" --workloads {','.join(workloads)} --scales {','.join(f'{x:g}' for x in scales)}`.\n\n{table}")
+    print(table)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="specgate evaluate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out-dir", type=Path, default=Path("gateway/bench/results/eval"))
     parser.add_argument("--quick", action="store_true", help="two cells only")
     parser.add_argument("--only-summarize", action="store_true", help="rebuild the table from existing files")
+    parser.add_argument("--robust", action="store_true",
+                        help="one-GPU robustness: every built-in workload, time scales 1 and 4, adaptive 3 seeds")
+    parser.add_argument("--profile", default="h200-ngram", help="--robust: the emulated profile")
+    parser.add_argument("--workloads", default=None, help="--robust: comma-separated subset of workloads")
+    parser.add_argument("--scales", default=None, help="--robust: comma-separated time scales (default 1,4)")
+    parser.add_argument("--fleet", action="store_true", help="fleet cells: see gateway.bench.fleet")
     args = parser.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
+    if args.robust:
+        return run_robust(args)
+    if args.fleet:
+        from gateway.bench.fleet import run_fleet_cells
+
+        return run_fleet_cells(args)
     cells = QUICK if args.quick else MATRIX
     rows = []
     for profile, workload, scale in cells:

@@ -1,0 +1,105 @@
+"""Fleets: topology from settings, emulated fleets, and load that every replica agrees on."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import aiohttp
+import pytest
+from conftest import RunningGateway, fast_settings, start_gateway
+
+from gateway.emulator import EmulatedFleet, parse_layout
+from gateway.settings import BackendSpec, Settings, parse_backend
+from gateway.state import AppState
+
+FAST = 0.2  # 5x faster than real time
+
+
+def test_topology_defaults_and_explicit_groups() -> None:
+    pair = Settings(baseline_urls=["http://a:1"], speculative_urls=["http://b:2"]).topology()
+    assert [(s.name, s.group) for s in pair] == [("baseline-0", "pair-0"), ("speculative-0", "pair-0")]
+    uneven = Settings(baseline_urls=["http://a:1", "http://c:3"], speculative_urls=["http://b:2"]).topology()
+    assert [s.group for s in uneven] == ["pair-0", "gpu-baseline-1", "pair-0"]
+    fleet = Settings(backends=["baseline=http://a:1", "speculative=http://b:2@g1",
+                               "baseline=http://u:p@c:3@g1"]).topology()
+    assert fleet == [BackendSpec("baseline", "http://a:1", "gpu-baseline-0", "baseline-0"),
+                     BackendSpec("speculative", "http://b:2", "g1", "speculative-0"),
+                     BackendSpec("baseline", "http://u:p@c:3", "g1", "baseline-1")]
+    for bad in ("draft=http://a:1", "baseline", "baseline=ftp://a"):
+        with pytest.raises(ValueError):
+            parse_backend(bad)
+    with pytest.raises(ValueError):
+        Settings(policy="fastest")  # type: ignore[arg-type]
+    assert parse_layout("pair,2xbaseline") == ["pair", "baseline", "baseline"]
+    with pytest.raises(ValueError):
+        parse_layout("pair,gpu")
+
+
+async def _until(predicate: object, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.02)
+
+
+@pytest.mark.asyncio
+async def test_replicas_route_on_the_load_the_server_reports() -> None:
+    """Two gateways in front of one server: requests sent through one are load the other routes on."""
+    body = {"model": "specgate-emu", "messages": [{"role": "user", "content": "Write a long story about a cat."}],
+            "max_tokens": 400, "temperature": 1.0, "stream": True}
+    async with EmulatedFleet(["baseline", "speculative"], time_scale=FAST) as fleet:
+        settings = fast_settings(backends=fleet.backends_setting().split(","), load_scrape_interval_s=0.05,
+                                 policy="baseline")
+        a, b = await start_gateway(settings), await start_gateway(settings)
+        try:
+            pool_b = b.app[AppState.key].pool
+            busy = pool_b.backends[0]
+            assert busy.role == "baseline" and busy.group != pool_b.backends[1].group
+            async with aiohttp.ClientSession() as session:
+                async def one() -> None:
+                    async with session.post(a.url + "/v1/chat/completions", json=body) as r:
+                        assert r.status == 200
+                        await r.read()
+
+                tasks = [asyncio.create_task(one()) for _ in range(6)]
+                await _until(lambda: pool_b.load(busy, time.monotonic()) >= 5)
+                assert busy.inflight == 0  # b sent nothing itself
+                async with session.get(b.url + "/admin/state") as r:
+                    state = await r.json()
+                row = next(x for x in state["backends"] if x["name"] == busy.name)
+                assert row["routing_load"] >= 5 and row["group"] == busy.group
+                await asyncio.gather(*tasks)
+                await _until(lambda: pool_b.load(busy, time.monotonic()) == 0)
+        finally:
+            await _stop(a, b)
+
+
+@pytest.mark.asyncio
+async def test_adaptive_on_a_fleet_sends_each_request_to_a_backend_it_names() -> None:
+    body = {"model": "specgate-emu", "messages": [{"role": "user", "content": "Return JSON with keys a, b."}],
+            "max_tokens": 32, "temperature": 0}
+    async with EmulatedFleet(parse_layout("baseline,speculative,pair"), time_scale=FAST) as fleet:
+        gw = await start_gateway(fast_settings(backends=fleet.backends_setting().split(","), random_seed=3))
+        try:
+            names: set[str] = set()
+            async with aiohttp.ClientSession() as session:
+                for _ in range(12):
+                    async with session.post(gw.url + "/v1/chat/completions", json=body) as r:
+                        assert r.status == 200
+                        names.add(r.headers["x-specgate-instance"])
+                        reason = r.headers["x-specgate-reason"]
+                        assert "@gpu" in reason or reason.startswith(("regime_", "explore")), reason
+                async with session.get(gw.url + "/ready") as r:
+                    groups = {x["name"]: x["group"] for x in (await r.json())["backends"]}
+            assert groups == {"baseline-0": "gpu0", "speculative-0": "gpu1", "baseline-1": "gpu2",
+                              "speculative-1": "gpu2"}
+            assert names <= set(groups)
+            assert set(gw.app[AppState.key].router.regimes) == {"gpu2"}
+        finally:
+            await _stop(gw)
+
+
+async def _stop(*gateways: RunningGateway) -> None:
+    for gw in gateways:
+        await gw.runner.cleanup()

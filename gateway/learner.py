@@ -5,7 +5,7 @@
   toward the temperature bucket, then toward the prior (or the backend-wide tokens per step from the scraped
   `vllm:` counter deltas, where that is lower), with a posterior spread for Thompson sampling;
 - output tokens per (class, temperature bucket): the natural length in log space (one observation moves it
-  by at most a factor of two), and the fraction of `max_tokens` used, learned only from requests whose
+  by at most a factor of two), and the fraction of `max_tokens` used (also in log space), learned only from requests whose
   `max_tokens` is within reach of the natural length (a client cannot shrink everyone's prediction by
   asking for 32,000 tokens and stopping at ten);
 - step time vs load per role (`StepModel`), fitted by recursive least squares with forgetting on
@@ -221,8 +221,8 @@ class Learner:
         natural = self.natural_output_tokens(task_class, bucket)
         if max_tokens_given and max_tokens <= FRACTION_REACH * natural:
             frac = self._output_fraction.get((task_class, bucket))
-            if frac is not None:
-                return max(1.0, frac.shrunk(1.0, 1.0) * max_tokens)
+            if frac is not None:  # geometric mean: the median request, not one pulled up by a long tail
+                return max(1.0, math.exp(frac.shrunk(0.0, 1.0)) * max_tokens)
         return max(1.0, min(natural, float(max_tokens)))
 
     def bucket_speculative_observations(self, bucket: str) -> int:
@@ -255,8 +255,8 @@ class Learner:
         f = self.config.forgetting
         natural = self.natural_output_tokens(*key)
         if obs.max_tokens and obs.max_tokens <= FRACTION_REACH * natural:
-            self._output_fraction.setdefault(key, Ewma(1.0)).update(
-                min(obs.completion_tokens / obs.max_tokens, 1.0), f)
+            self._output_fraction.setdefault(key, Ewma(0.0)).update(
+                math.log(min(obs.completion_tokens / obs.max_tokens, 1.0)), f)
         logged = math.log(obs.completion_tokens)
         ref = math.log(natural)
         bounded = min(max(logged, ref - math.log(2.0)), ref + math.log(2.0))

@@ -24,13 +24,14 @@ from gateway.bench.run import (
     results_document,
     run_policy,
 )
-from gateway.bench.verdict import class_rows, overall_sentence, sentence
+from gateway.bench.verdict import class_rows, fleet_sentence, overall_sentence, sentence
 from gateway.emulator import parse_layout
 from gateway.workloads.items import WorkloadError, WorkloadItem, load_workload
 
 DEMO_WORKLOAD = "demo-mixed"
-DEMO_POLICIES = ("baseline", "speculative", "adaptive")
-DEMO_TIME_SCALE = 0.4
+DEMO_POLICIES = ("baseline", "speculative", "adaptive",  # one GPU shared by the pair
+                 "least_loaded@2xbaseline", "least_loaded@2xspeculative", "adaptive@baseline+speculative")  # 2 GPUs
+DEMO_TIME_SCALE = 0.3
 
 
 def _bench_parser() -> argparse.ArgumentParser:
@@ -161,8 +162,8 @@ def demo_main(argv: list[str]) -> int:
     items = load_workload(args.workload)
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     console.print(f"[bold]specgate demo[/bold]: {len(items)} requests of mixed traffic ({args.workload}) through "
-                  f"{', '.join(policies)} on an emulated baseline + speculative vLLM pair ({profile}), "
-                  f"time scale {args.time_scale}")
+                  f"{', '.join(policies)} on an emulated baseline + speculative vLLM pair sharing one GPU ({profile}), "
+                  f"and on two GPUs with a server each (policy@fleet), time scale {args.time_scale}")
     args.out_dir.mkdir(parents=True, exist_ok=True)
     config = BenchConfig(workload_name=args.workload, policies=policies, profile=profile,
                          time_scale=args.time_scale, work_dir=args.out_dir / "logs")
@@ -174,6 +175,9 @@ def demo_main(argv: list[str]) -> int:
     for row in class_rows(doc):
         console.print(f"  {row['class']:>12}: {sentence(row)}")
     console.print(f"[bold]{overall_sentence(doc)}[/bold]")
+    fleet = fleet_sentence(doc)
+    if fleet:
+        console.print(f"[bold]{fleet}[/bold]")
     console.print(f"results: {out}\nplot:    {plot_path}\nreport:  specgate report {out} --html "
                   f"{args.out_dir / 'report.html'}   ({doc['bench_wall_s']} s)")
     return 0

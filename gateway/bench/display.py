@@ -56,6 +56,14 @@ def print_tables(doc: dict[str, Any], console: Console) -> None:
     console.print(class_table(doc))
 
 
+def label(policy: str) -> str:
+    """`adaptive@baseline+speculative` -> `adaptive, 2 GPUs: baseline + speculative`; a plain name: one GPU pair."""
+    name, _, layout = policy.partition("@")
+    if not layout:
+        return f"{name} (1 GPU pair)"
+    return f"{name}, {layout.replace('+', ' + ')}"
+
+
 def plot(doc: dict[str, Any], path: Path) -> Path:
     import matplotlib
 
@@ -66,10 +74,10 @@ def plot(doc: dict[str, Any], path: Path) -> Path:
     classes = sorted({c for p in doc["policies"].values() for c in p.get("by_class", {})})
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 5), gridspec_kw={"width_ratios": [1, 2]})
     xs = range(len(policies))
-    for offset, key, label in ((-0.27, "mean_e2e_s", "mean"), (0.0, "p90_e2e_s", "p90"), (0.27, "p99_e2e_s", "p99")):
+    for offset, key, stat in ((-0.27, "mean_e2e_s", "mean"), (0.0, "p90_e2e_s", "p90"), (0.27, "p99_e2e_s", "p99")):
         ax1.bar([x + offset for x in xs], [doc["policies"][p]["summary"][key] or 0 for p in policies], 0.27,
-                label=label)
-    ax1.set_xticks(list(xs), policies, rotation=20)
+                label=stat)
+    ax1.set_xticks(list(xs), [label(p) for p in policies], rotation=20, ha="right")
     ax1.set_ylabel("end-to-end latency (simulated s)")
     ax1.set_title("latency by policy")
     ax1.legend()
@@ -77,7 +85,7 @@ def plot(doc: dict[str, Any], path: Path) -> Path:
     for i, p in enumerate(policies):
         by_class = doc["policies"][p].get("by_class", {})
         ax2.bar([c + i * width - 0.4 + width / 2 for c in range(len(classes))],
-                [(by_class.get(cls) or {}).get("mean_e2e_s") or 0 for cls in classes], width, label=p)
+                [(by_class.get(cls) or {}).get("mean_e2e_s") or 0 for cls in classes], width, label=label(p))
     ax2.set_xticks(range(len(classes)), classes, rotation=20)
     ax2.set_ylabel("mean end-to-end latency (simulated s)")
     ax2.set_title("latency by task class")

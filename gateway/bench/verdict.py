@@ -95,3 +95,20 @@ def overall_sentence(doc: dict[str, Any]) -> str:
         how = f"{g:.2f}x as fast as" if g >= 1 else f"{1 / g:.2f}x slower than"
         bits.append(f"{o['gateway_policy']} routing is {how} the best single backend ({o['best_static']})")
     return ". ".join(bits) + ("." if bits else "")
+
+
+def fleet_sentence(doc: dict[str, Any]) -> str | None:
+    """The verdict for runs on fleets of one server per GPU (`policy@layout` entries), if any."""
+    summaries = {name: p["summary"]["mean_e2e_s"] for name, p in doc["policies"].items() if "@" in name}
+    statics = {n: v for n, v in summaries.items() if n.startswith("least_loaded@") and v}
+    routed = {n: v for n, v in summaries.items() if n.startswith("adaptive@") and v}
+    if not statics or not routed:
+        return None
+    best = min(statics, key=lambda n: statics[n])
+    name, value = next(iter(routed.items()))
+    ratio = value / statics[best]
+    gpus = best.partition("@")[2].split("x")[0]
+    how = f"{1 / ratio:.2f}x as fast as" if ratio <= 1 else f"{ratio:.2f}x slower than"
+    return (f"On {gpus} GPUs with a server each ({name.partition('@')[2].replace('+', ' + ')}), adaptive routing "
+            f"per request is {how} the best same-size static fleet ({best.partition('@')[2]}): where servers do "
+            f"not share a GPU, sending each class where it runs faster pays; on one shared GPU, consolidating does.")

@@ -45,6 +45,9 @@ class Backend:
     dispatched_at_scrape: int = 0
     completed_at_scrape: int = 0
     sent_since_up: int = 0  # requests sent since it was (re)admitted: the first are warm-up
+    load_area: float = 0.0  # ∫ load dt up to `area_t` (request·seconds): a request's mean load is Δarea / Δt
+    area_t: float = 0.0
+    area_load: float = 0.0  # the load since `area_t`
     healthy: bool = True  # optimistic until the first health check says otherwise
     ejected_until: float = 0.0
     ejections: int = 0
@@ -110,6 +113,18 @@ class BackendPool:
         since = (b.dispatched - b.dispatched_at_scrape) - (b.completed - b.completed_at_scrape)
         return max(b.scraped_load + since, float(b.inflight))
 
+    def _accrue(self, b: Backend, now: float) -> None:
+        b.load_area += b.area_load * max(now - b.area_t, 0.0)
+        b.area_t, b.area_load = now, self.load(b, now)
+
+    def area(self, b: Backend, now: float) -> float:
+        """∫ load dt up to now: the mean load over an interval is the difference over its length."""
+        return b.load_area + b.area_load * max(now - b.area_t, 0.0)
+
+    def group_areas(self, b: Backend, now: float) -> tuple[float, tuple[float, ...]]:
+        """`area` of `b` and of its co-runners (in `co_runners` order)."""
+        return self.area(b, now), tuple(self.area(o, now) for o in self.groups.get(b.group, ()) if o is not b)
+
     def co_runners(self, b: Backend, now: float) -> tuple[tuple[Role, float], ...]:
         """The other backends on `b`'s GPU, with their loads."""
         return tuple((o.role, self.load(o, now)) for o in self.groups.get(b.group, ()) if o is not b)
@@ -130,11 +145,13 @@ class BackendPool:
         b.inflight += 1
         b.dispatched += 1
         b.sent_since_up += 1
+        self._accrue(b, time.monotonic())
         self._gauges[b.name][0].set(b.inflight)
 
     def release(self, b: Backend) -> None:
         b.inflight -= 1
         b.completed += 1
+        self._accrue(b, time.monotonic())
         self._gauges[b.name][0].set(b.inflight)
 
     def record_success(self, b: Backend) -> None:
@@ -193,6 +210,7 @@ class BackendPool:
         if load is not None:
             b.scraped_load, b.scraped_at = load, sent_at
             b.dispatched_at_scrape, b.completed_at_scrape = dispatched, completed
+            self._accrue(b, time.monotonic())
         self.metrics.routing_load.labels(b.name, b.role).set(self.load(b, time.monotonic()))
         return text
 

@@ -5,8 +5,8 @@
   toward the temperature bucket, then toward the prior (or the backend-wide tokens per step from the scraped
   `vllm:` counter deltas, where that is lower), with a posterior spread for Thompson sampling;
 - output tokens per (class, temperature bucket): the natural length in log space (one observation moves it
-  by at most a factor of two), and the fraction of `max_tokens` used (also in log space), learned only from requests whose
-  `max_tokens` is within reach of the natural length (a client cannot shrink everyone's prediction by
+  by at most a factor of two), and the fraction of `max_tokens` used (also in log space), learned only from
+  requests whose `max_tokens` is within reach of the natural length (a client cannot shrink everyone's prediction by
   asking for 32,000 tokens and stopping at ten);
 - step time vs load per role (`StepModel`), fitted by recursive least squares with forgetting on
   features [1, load_self] from steps no co-runner shared, and κ, the share of a co-runner's step that a step

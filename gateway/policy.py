@@ -77,6 +77,7 @@ class Estimates:
     prefill_s_per_token: Mapping[Role, float]
     tokens_per_step_sd: float = 0.0
     speculative_observations: int = 0  # of this request's (class, temperature bucket)
+    bucket_speculative_observations: int = 0  # of its temperature bucket, over all classes
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,12 +222,14 @@ def _ratio_text(ratio: float | None) -> str:
 
 def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) -> Scored | None:
     """A short request sent to a speculative server its group's regime keeps idle, to measure it: more often
-    (and at a higher regret) while this (class, temperature bucket) is unmeasured, one probe at a time.
+    (and at a higher regret) while its temperature bucket has fewer than `explore_min_observations`
+    speculative observations or its class none, one probe at a time.
     A probe adds observations; it never changes a regime by itself."""
     if pick[1].role != "baseline" or est.output_tokens > cfg.explore_max_output_tokens or inp.draw >= max(
             cfg.explore_rate, cfg.explore_unmeasured_rate):
         return None
-    unmeasured = est.speculative_observations < cfg.explore_min_observations
+    unmeasured = (est.bucket_speculative_observations < cfg.explore_min_observations
+                  or est.speculative_observations < 1)
     rate, cap = ((cfg.explore_unmeasured_rate, cfg.explore_unmeasured_max_regret) if unmeasured
                  else (cfg.explore_rate, cfg.explore_max_regret))
     if inp.draw >= rate:

@@ -72,7 +72,7 @@ class Context:
 class Loads:
     """What the request's server and its GPU carried when the request was sent (for the learner and the log)."""
 
-    load_self: float  # itself included
+    load_self: float  # mean over the request's life, itself included
     co_runners: tuple[tuple[Role, float], ...]
     warmup: bool
 
@@ -170,9 +170,9 @@ class Proxy:
         assert self.session is not None
         s = self.settings
         now = time.monotonic()
-        load_self = self.pool.load(backend, now) + 1.0  # itself included
         co_runners, warmup = self.pool.co_runners(backend, now), self.pool.warming_up(backend)
         self.pool.acquire(backend)
+        started, areas = time.monotonic(), self.pool.group_areas(backend, now)
         outcome = Outcome(status="aborted")
         resp: aiohttp.ClientResponse | None = None
         try:
@@ -215,7 +215,7 @@ class Proxy:
             self.pool.release(backend)
             # Metrics, learning and the access log run after the response is handed back, off its latency.
             e2e = time.perf_counter() - ctx.t0
-            loads = Loads(load_self, co_runners, warmup)
+            loads = self._mean_loads(backend, started, areas, co_runners, warmup)
             asyncio.get_running_loop().call_soon(self._record, ctx, backend, outcome, loads, e2e)
 
     async def _relay_stream(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
@@ -285,6 +285,19 @@ class Proxy:
         self.pool.record_success(backend)  # only a stream that ended cleanly clears the failure count
         await out.write_eof()
         return out
+
+    def _mean_loads(self, backend: Backend, started: float, areas: tuple[float, tuple[float, ...]],
+                    co_runners: tuple[tuple[Role, float], ...], warmup: bool) -> Loads:
+        """The mean loads of the request's server (itself included) and co-runners over its lifetime: a request
+        that starts at load 2 and runs through a burst of 20 did not run at load 2."""
+        now = time.monotonic()
+        span = now - started
+        self_area, co_areas = self.pool.group_areas(backend, now)
+        if span <= 1e-6:
+            return Loads(self.pool.load(backend, now), co_runners, warmup)
+        co = tuple((role, (end - start) / span) for (role, _), start, end in zip(co_runners, areas[1], co_areas,
+                                                                                 strict=True))
+        return Loads((self_area - areas[0]) / span, co, warmup)
 
     def _record(self, ctx: Context, backend: Backend, outcome: Outcome, loads: Loads, e2e: float) -> None:
         if outcome.status == "failed":

@@ -65,6 +65,11 @@ def learner_config(s: Settings) -> LearnerConfig:
     )
 
 
+def _optimistic(posterior: tuple[float, float], z: float) -> float:
+    mean, sd = posterior
+    return mean + z * sd
+
+
 def load_oracle(path: Path | None) -> dict[str, Oracle]:
     if path is None:
         return {}
@@ -109,6 +114,7 @@ class Router:
             interference={role: lrn.interference(role) for role in ROLES},
             prefill_s_per_token={role: lrn.prefill_s_per_token(role) for role in ROLES},
             speculative_observations=lrn.speculative_observations(task_class, bucket),
+            bucket_speculative_observations=lrn.bucket_speculative_observations(bucket),
         )
 
     def candidates(self, now: float, exclude: frozenset[Backend]) -> tuple[Candidate, ...]:
@@ -152,9 +158,10 @@ class Router:
         if n % REGIME_EVERY:
             return
         lrn = self.learner
+        z = self.settings.regime_optimism
         samples = [MixSample(f.prompt_tokens,
                              lrn.output_tokens(r.task_class, r.bucket, f.max_tokens, f.max_tokens_given),
-                             lrn.tokens_per_step(r.task_class, r.bucket), r.load)
+                             _optimistic(lrn.tokens_per_step_posterior(r.task_class, r.bucket), z), r.load)
                    for r in self.recent[group] if (f := r.features).n == 1]
         ratio = mix_ratio(samples, {role: lrn.step_model(role) for role in ROLES},
                           {role: lrn.prefill_s_per_token(role) for role in ROLES},

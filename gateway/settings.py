@@ -61,10 +61,11 @@ class Settings(BaseSettings):
     explore_rate: float = Field(0.03, ge=0.0, le=0.5, description="share of requests routed to the other backend")
     explore_max_regret: float = Field(1.3, ge=1.0, description="never explore when predicted this many times slower")
     explore_max_output_tokens: float = Field(128.0, ge=1.0, description="explore only with requests expected this short")
-    explore_min_observations: int = Field(3, ge=0, description="a temperature bucket with fewer speculative observations is unmeasured")
-    explore_unmeasured_max_regret: float = Field(1.5, ge=1.0, description="regret cap when exploring an unmeasured class")
+    explore_min_observations: int = Field(3, ge=0, description="a temperature bucket with fewer speculative observations (or a class with none) is unmeasured")
+    explore_unmeasured_max_regret: float = Field(3.0, ge=1.0, description="regret cap of a probe while its temperature bucket or class is unmeasured (the cost counts the probe's effect on a co-runner)")
     regime_switch_margin: float = Field(0.05, ge=0.0, description="shared GPU: switch the server that carries the group when the mix is predicted this much cheaper on the other")
     regime_min_dwell_requests: int = Field(8, ge=0, description="shared GPU: decisions a regime holds at least")
+    regime_optimism: float = Field(1.0, ge=0.0, description="shared GPU: the mix is judged with each class's tokens per step this many posterior standard deviations above its mean (optimism while unmeasured; no effect once measured)")
     regime_window_requests: int = Field(64, ge=1, description="shared GPU: recent requests whose mix decides the regime")
     thompson_sampling: bool = Field(True, description="fleet: sample a class's acceptance from its posterior when choosing a speculative server with its own GPU")
     warmup_requests: int = Field(3, ge=0, description="a backend's first requests after it (re)starts do not teach the timing models")
@@ -89,9 +90,9 @@ class Settings(BaseSettings):
     scrape_interval_s: float = Field(2.0, description="period of the full parse of each backend's /metrics (acceptance counters)")
     load_scrape_interval_s: float = Field(0.25, gt=0.0, description="period of reading running + waiting from each backend's /metrics (the load all replicas route on)")
     load_stale_s: float = Field(2.0, gt=0.0, description="a scraped load older than this is not used (the gateway's own in-flight count is)")
-    max_attempts: int = Field(3, ge=1)
+    max_attempts: int = Field(3, ge=1, description="upstream attempts per request (failover before the first byte)")
     backoff_base_s: float = Field(0.02, description="first retry backoff, doubled each retry, ±50% jitter")
-    eject_consecutive_failures: int = Field(3, ge=1)
+    eject_consecutive_failures: int = Field(3, ge=1, description="backend failures in a row that eject it")
     eject_base_cooldown_s: float = Field(5.0, description="first ejection cooldown (doubles on repeat)")
     eject_max_cooldown_s: float = Field(120.0, description="cap on the ejection cooldown")
 
@@ -218,3 +219,26 @@ def parse_backend(entry: str) -> BackendSpec:
     if not url.startswith(("http://", "https://")):
         raise ValueError(f"backend URL must be http(s)://..., got {url!r}")
     return BackendSpec(role, url.rstrip("/"), group)  # type: ignore[arg-type]
+
+
+def settings_markdown() -> str:
+    """The settings reference (`docs/settings.md`), generated from the fields so it cannot drift."""
+    lines = ["# Settings", "", "Every tunable is an environment variable `SPECGATE_<FIELD>` read once at start "
+             "(`gateway/settings.py`, the only module that reads the environment). Lists are comma-separated. "
+             "Regenerate this file with `python -m gateway.settings > docs/settings.md`.", "",
+             "| variable | default | meaning |", "|---|---|---|"]
+    for name, info in Settings.model_fields.items():
+        default = info.default
+        if isinstance(default, list):
+            shown = ",".join(str(x) for x in default) or "(empty)"
+        elif default is None:
+            shown = "(unset)"
+        else:
+            shown = str(default)
+        text = (info.description or "").replace("|", "\\|")
+        lines.append(f"| `SPECGATE_{name.upper()}` | `{shown}` | {text} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(settings_markdown(), end="")

@@ -1,0 +1,24 @@
+"""Docs that are generated from code match the code; links in the docs resolve."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from gateway.settings import settings_markdown
+
+ROOT = Path(__file__).parent.parent
+
+
+def test_settings_reference_matches_the_settings_class() -> None:
+    committed = (ROOT / "docs" / "settings.md").read_text()
+    assert committed == settings_markdown(), "regenerate: python -m gateway.settings > docs/settings.md"
+
+
+def test_relative_links_in_readme_and_docs_resolve() -> None:
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "deploy" / "README.md"]
+    for page in pages:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            assert (page.parent / target).exists(), f"{page.name} links to missing {target}"

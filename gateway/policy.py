@@ -106,7 +106,8 @@ class Decision:
 
 
 def _least_loaded(candidates: Sequence[Candidate]) -> Candidate:
-    return min(candidates, key=lambda c: c.load)
+    """Fewest requests; on a tie, the quieter GPU."""
+    return min(candidates, key=lambda c: (c.load, sum(load for _, load in c.co_runners)))
 
 
 def _of_role(inp: PolicyInput, role: Role) -> list[Candidate]:
@@ -158,9 +159,17 @@ def _eligible(inp: PolicyInput) -> list[Candidate]:
 
 
 def _worth_scoring(candidates: Sequence[Candidate]) -> list[Candidate]:
-    """Shared candidates, and the least-loaded candidate of each role among those with a GPU of their own
-    (the predicted cost grows with load, so no other one of them can be cheapest)."""
-    out = [c for c in candidates if c.shared]
+    """The candidates that can be cheapest: the predicted cost grows with a candidate's own load and with its
+    co-runners' loads, so of each role only the least-loaded candidate with a GPU of its own, and the shared
+    candidates no other shared candidate of the role beats on both loads, need a prediction."""
+    distinct: dict[tuple[Role, float, float], Candidate] = {}
+    for c in candidates:  # equal loads predict equal costs: one of them is enough
+        if c.shared:
+            distinct.setdefault((c.role, c.load, sum(load for _, load in c.co_runners)), c)
+    shared = [(c, co) for (_, _, co), c in distinct.items()]
+    out = [c for c, co in shared
+           if not any(o.role == c.role and o.load <= c.load and oco <= co and (o.load, oco) != (c.load, co)
+                      for o, oco in shared)]
     own: dict[Role, Candidate] = {}
     for c in candidates:
         if not c.shared and (c.role not in own or c.load < own[c.role].load):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import features, step_models
 
@@ -20,6 +20,7 @@ from gateway.policy import (
     PolicyInput,
     PolicyName,
     decide,
+    predict_on,
 )
 from gateway.protocol import CHAT, COMPLETIONS, request_view
 from gateway.settings import Settings
@@ -272,3 +273,32 @@ def test_exploration_is_bounded_by_rate_regret_and_length(f: object, draw: float
     if d.reason == "explore":
         assert draw < 0.05 and inp.estimates is not None and inp.estimates.output_tokens <= 128
         assert d.role == "speculative" and sl == 0
+
+
+@settings(max_examples=200)
+@given(features(n=1), st.lists(st.tuples(st.sampled_from(["baseline", "speculative"]), st.integers(0, 6),
+                                         st.integers(0, 20), st.integers(0, 20)), min_size=2, max_size=10),
+       st.floats(1.0, 5.0))
+def test_scoring_only_the_candidates_that_can_win_changes_no_decision(
+        f: object, rows: list[tuple[Role, int, int, int]], tps: float) -> None:
+    """Pruning (least-loaded own-GPU backend per role; shared backends on the Pareto front of their loads) picks a
+    backend whose predicted cost equals the cheapest over all candidates of its role."""
+    cands = []
+    for i, (role, group, load, co_load) in enumerate(rows):
+        shared = group < 3
+        other: Role = "speculative" if role == "baseline" else "baseline"
+        cands.append(Candidate(f"{role}-{i}", role, f"g{group}" if shared else f"own{i}", load,
+                               ((other, float(co_load)),) if shared else ()))
+    base_inp = _inp(f, "structured", tps=tps)
+    regimes: dict[str, Role] = {f"g{g}": "baseline" for g in range(3)}
+    inp = dataclasses.replace(base_inp, candidates=tuple(cands), regimes=regimes)
+    d = decide("clairvoyant", inp, RULES, ADAPTIVE)
+    assert d is not None and base_inp.estimates is not None
+    est = base_inp.estimates
+    eligible = [c for c in cands if not c.shared or c.role == "baseline"]
+    assume(len({c.role for c in eligible}) == 2)
+    chosen = next(c for c in cands if c.name == d.backend)
+    same_role = [c for c in eligible if c.role == chosen.role]
+    w = ADAPTIVE.externality_weight
+    best = min(predict_on(c, est, f.prompt_tokens, tps).cost(w) for c in same_role)  # type: ignore[attr-defined]
+    assert predict_on(chosen, est, f.prompt_tokens, tps).cost(w) == pytest.approx(best)  # type: ignore[attr-defined]

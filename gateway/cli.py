@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "bench-overhead": ("gateway.bench.overhead", "main", "gateway overhead vs direct and a bare proxy"),
     "evaluate": ("gateway.bench.evaluate", "main", "adaptive vs static policies over profiles × workloads"),
     "bench-decision": ("gateway.bench.decision", "main", "time of one routing decision, per policy"),
+    "plan": ("gateway.bench.plan", "main", "which layout should N GPUs run for this traffic?"),
 }
 
 

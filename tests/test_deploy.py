@@ -218,8 +218,9 @@ def test_compose_gateway_matches_gateway_defaults_and_prometheus_targets() -> No
     assert gw["build"]["dockerfile"] == "deploy/Dockerfile"
     assert gw["environment"]["SPECGATE_PORT"] == str(GATEWAY_PORT)
     assert gw["ports"] == [f"{GATEWAY_PORT}:{GATEWAY_PORT}"]
-    assert gw["environment"]["SPECGATE_BASELINE_URLS"] == "http://vllm-baseline:8001"
-    assert gw["environment"]["SPECGATE_SPECULATIVE_URLS"] == "http://vllm-speculative:8002"
+    topology = Settings(backends=gw["environment"]["SPECGATE_BACKENDS"]).topology()
+    assert [(b.role, b.url, b.group) for b in topology] == [
+        ("baseline", "http://vllm-baseline:8001", "gpu0"), ("speculative", "http://vllm-speculative:8002", "gpu0")]
     prom = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
     jobs = {j["job_name"]: j for j in prom["scrape_configs"]}
     assert jobs["specgate"]["static_configs"][0]["targets"] == [f"gateway:{GATEWAY_PORT}"]

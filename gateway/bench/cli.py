@@ -138,6 +138,13 @@ def bench_main(argv: list[str]) -> int:
                          timeout_s=args.request_timeout, fleet=fleet, seed=args.seed)
     doc = _execute(items, config, args.out, args.plot, console, ["specgate", "bench", *argv])
     print_tables(doc, console)
+    for name, result in doc["policies"].items():
+        runs = result.get("runs", [])
+        if len(runs) > 1:
+            means = [r["mean_e2e_s"] for r in runs if r["mean_e2e_s"] is not None]
+            shares = [r["speculative_share"] for r in runs if r["speculative_share"] is not None]
+            console.print(f"{name}: {len(runs)} seeds, mean {min(means):.3f}-{max(means):.3f} s, "
+                          f"to speculative {min(shares):.0%}-{max(shares):.0%}")
     console.print(overall_sentence(doc))
     console.print(f"results: {args.out}" + (f"  plot: {args.plot}" if args.plot else "")
                   + f"  gateway logs: {config.work_dir}  ({doc['bench_wall_s']} s)")

@@ -221,8 +221,18 @@ def policy_result(runs: Sequence[dict[str, Any]], time_scale: float) -> dict[str
         "wall_s": [run["wall_s"] for run in runs],
         "emulator": [run["emulator"] for run in runs],
         "learned": runs[-1].get("admin_state"),
+        "runs": [_run_summary(run["records"]) for run in runs],
         "requests": records,
     }
+
+
+def _run_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One repeat (one exploration seed): its mean and where it sent requests, so a bistable policy shows up
+    as spread between repeats instead of luck."""
+    done = [r["e2e_s"] for r in records if r.get("e2e_s") is not None]
+    to_spec = sum(1 for r in records if r.get("backend") == "speculative")
+    return {"mean_e2e_s": round(sum(done) / len(done), 4) if done else None,
+            "speculative_share": round(to_spec / len(records), 3) if records else None}
 
 
 def workload_info(name: str, items: Sequence[WorkloadItem]) -> dict[str, Any]:

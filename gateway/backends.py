@@ -26,6 +26,7 @@ import aiohttp
 from gateway.costmodel import Role
 from gateway.metrics import Metrics
 from gateway.settings import Settings
+from gateway.upstream import url_credentials, without_credentials
 from gateway.vllm_metrics import SpecDelta, VllmSnapshot, parse_load, parse_vllm_metrics, spec_delta
 
 log = logging.getLogger("specgate.backends")
@@ -37,6 +38,7 @@ class Backend:
     role: Role
     url: str
     group: str = ""  # GPU group: backends with the same group share a GPU
+    auth: str | None = None  # Authorization from credentials in its URL (kept out of the URL everywhere)
     inflight: int = 0
     dispatched: int = 0  # requests sent, ever (this process)
     completed: int = 0  # requests finished, ever (this process)
@@ -67,7 +69,8 @@ class BackendPool:
         self.on_spec_delta = on_spec_delta
         self.backends: list[Backend] = []
         for spec in settings.topology():
-            backend = Backend(name=spec.name, role=spec.role, url=spec.url, group=spec.group)
+            backend = Backend(name=spec.name, role=spec.role, url=without_credentials(spec.url), group=spec.group,
+                              auth=url_credentials(spec.url))
             self.backends.append(backend)
             metrics.register_backend(backend.name, backend.role, backend.group)
         self.groups: dict[str, list[Backend]] = {}
@@ -133,6 +136,13 @@ class BackendPool:
         """GPU groups with a baseline and a speculative server (a pair time-sharing one GPU)."""
         return [g for g, members in self.groups.items() if len({m.role for m in members}) > 1]
 
+    def auth_headers(self, b: Backend) -> dict[str, str]:
+        """The upstream key, else the credentials of the backend's URL."""
+        key = self.settings.upstream_api_key
+        if key is not None:
+            return {"Authorization": "Bearer " + key.get_secret_value()}
+        return {"Authorization": b.auth} if b.auth else {}
+
     def warming_up(self, b: Backend) -> bool:
         return b.sent_since_up <= self.settings.warmup_requests
 
@@ -180,7 +190,8 @@ class BackendPool:
     async def check_health(self, session: aiohttp.ClientSession, b: Backend) -> None:
         ok = False
         with contextlib.suppress(TimeoutError, aiohttp.ClientError, OSError):
-            async with session.get(b.url + "/health", timeout=aiohttp.ClientTimeout(total=2.0)) as r:
+            async with session.get(b.url + "/health", timeout=self._scrape_timeout, headers=self.auth_headers(b),
+                                   allow_redirects=False) as r:
                 ok = r.status == 200
         now = time.monotonic()
         if ok:
@@ -197,7 +208,8 @@ class BackendPool:
 
     async def _get_metrics(self, session: aiohttp.ClientSession, b: Backend) -> bytes | None:
         try:
-            async with session.get(b.url + "/metrics", timeout=self._scrape_timeout) as r:
+            async with session.get(b.url + "/metrics", timeout=self._scrape_timeout, headers=self.auth_headers(b),
+                                   allow_redirects=False) as r:
                 return await r.read() if r.status == 200 else None
         except (TimeoutError, aiohttp.ClientError, OSError):
             return None

@@ -101,8 +101,8 @@ async def ready(request: web.Request) -> web.Response:
         "ready": not state.draining and pool.ready(),
         "draining": state.draining,
         "backends": [
-            {"name": b.name, "role": b.role, "group": b.group, "url": b.url, "healthy": b.healthy,
-             "routable": b.routable(_now()),
+            {"name": b.name, "role": b.role, "group": b.group, "url": b.url,
+             "healthy": b.healthy, "routable": b.routable(_now()),
              "inflight": b.inflight, "ejections": b.ejections}
             for b in pool.backends
         ],
@@ -129,12 +129,13 @@ async def models(request: web.Request) -> web.Response:
 
     async def fetch(url: str) -> list[dict[str, object]]:
         try:
-            async with session.get(url + "/v1/models", headers=headers,
+            async with session.get(url + "/v1/models", headers=headers, allow_redirects=False,
                                    timeout=aiohttp.ClientTimeout(total=5)) as r:
                 if r.status != 200:
                     return []
                 data = orjson.loads(await r.read())
-                return [m for m in data.get("data", []) if isinstance(m, dict)]
+                models = data.get("data") if isinstance(data, dict) else None
+                return [m for m in models if isinstance(m, dict)] if isinstance(models, list) else []
         except (aiohttp.ClientError, OSError, TimeoutError, orjson.JSONDecodeError):
             return []
 
@@ -147,8 +148,21 @@ async def models(request: web.Request) -> web.Response:
     return web.json_response({"object": "list", "data": list(merged.values())}, dumps=_dumps)
 
 
+def _safe_v1_path(request: web.Request) -> str:
+    """The request's path and query if the path is a plain `/v1/...` path: no dot segments and no encoded
+    slashes or backslashes, which a URL normaliser could turn into a path outside `/v1` upstream."""
+    raw = request.raw_path.split("?", 1)[0]
+    lowered = raw.lower()
+    segments = request.path.split("/")
+    if (not request.path.startswith("/v1/") or any(seg in (".", "..") for seg in segments)
+            or "%2f" in lowered or "%5c" in lowered or "\\" in raw or "%2e" in lowered):
+        raise NotFound(f"Unknown path {raw!r}.")
+    return request.path_qs
+
+
 async def passthrough(request: web.Request) -> web.StreamResponse:
     """Other `/v1/*` paths go to the least-loaded healthy baseline, unchanged."""
+    path = _safe_v1_path(request)
     state = request.app[AppState.key]
     session = state.proxy.session
     assert session is not None
@@ -159,8 +173,8 @@ async def passthrough(request: web.Request) -> web.StreamResponse:
     headers = upstream_headers(request.headers, state.settings, bool(state.client_keys),
                                request.headers.get("x-request-id", "passthrough"))
     try:
-        async with session.request(request.method, backend.url + request.path_qs, data=body or None,
-                                   headers=headers) as r:
+        async with session.request(request.method, backend.url + path, data=body or None, headers=headers,
+                                   allow_redirects=False) as r:
             data = await r.read()
             out = response_headers(r.headers)
             out["x-specgate-backend"] = backend.role
@@ -179,8 +193,8 @@ async def admin_state(request: web.Request) -> web.Response:
         "learner": state.learner.state(),
         "regimes": state.router.state(),
         "backends": [
-            {"name": b.name, "role": b.role, "group": b.group, "url": b.url, "healthy": b.healthy,
-             "inflight": b.inflight, "routing_load": pool.load(b, _now()),
+            {"name": b.name, "role": b.role, "group": b.group, "url": b.url,
+             "healthy": b.healthy, "inflight": b.inflight, "routing_load": pool.load(b, _now()),
              "scraped_load_age_s": None if b.scraped_load is None else round(_now() - b.scraped_at, 3),
              "ejections": b.ejections, "consecutive_failures": b.consecutive_failures,
              "scraped": None if b.snapshot is None else {

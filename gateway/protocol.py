@@ -80,6 +80,17 @@ class UpstreamTimeout(GatewayError):
     code = "upstream_timeout"
 
 
+class UpstreamAnswerTooLarge(GatewayError):
+    """An upstream answer above `SPECGATE_MAX_UPSTREAM_BODY_BYTES`: refused rather than buffered."""
+
+    status = 502
+    type = "server_error"
+    code = "upstream_answer_too_large"
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"The upstream answer exceeds {limit} bytes; stream it (stream: true) instead.")
+
+
 def error_body(message: str, type_: str, param: str | None = None, code: str | int | None = None) -> bytes:
     return orjson.dumps({"error": {"message": message, "type": type_, "param": param, "code": code}})
 
@@ -206,6 +217,9 @@ def request_view(endpoint: str, body: dict[str, Any]) -> RequestView:
     if stream is not None and not isinstance(stream, bool):
         raise InvalidRequest("'stream' must be a boolean.", param="stream", code="invalid_type")
     n = _optional_int(body, "n", 1) or 1
+    best_of = _optional_int(body, "best_of", 1) or 1
+    if best_of > 1 or body.get("use_beam_search") is True:  # several sequences per request, like n > 1
+        n = max(n, best_of, 2)
     temperature = _number(body, "temperature", 1.0, 0.0, 2.0)
     top_p = _number(body, "top_p", 1.0, 0.0, 1.0)
     max_tokens = _optional_int(body, "max_tokens", 1)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import re
 import time
 import uuid
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from gateway.protocol import (
     CHAT,
     GatewayError,
     NoBackendAvailable,
+    UpstreamAnswerTooLarge,
     UpstreamTimeout,
     UpstreamUnavailable,
     error_body,
@@ -93,7 +95,7 @@ class Proxy:
         raw = await request.read()
         body = parse_json_object(raw)
         view = request_view(endpoint, body)
-        request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
+        request_id = client_request_id(request.headers.get("x-request-id"))
         routed = self.router.route(view, request_id)
         if routed is None:
             raise NoBackendAvailable("No healthy backend is available.")
@@ -114,6 +116,7 @@ class Proxy:
         role = ctx.routed.decision.role
         tried: set[Backend] = set()
         last: tuple[UpstreamFailure, Backend] | None = None  # the last failure and the backend that failed
+        pending_500: Backend | None = None  # a 500 is the backend's fault unless the next backend answers 500 too
         while ctx.attempts < self.settings.max_attempts:
             now = time.monotonic()
             exclude = frozenset(tried)  # untried backends first, the same role first; then any routable one again
@@ -127,12 +130,25 @@ class Proxy:
             ctx.attempts += 1
             tried.add(backend)
             try:
-                return await self._attempt(ctx, backend)
+                response = await self._attempt(ctx, backend)
             except UpstreamFailure as failure:
-                self.pool.record_failure(backend, failure.reason)
                 last = (failure, backend)
+                if isinstance(failure, _StatusFailure) and failure.status == 500:
+                    if pending_500 is not None:  # it follows the request: the request's fault, no one is ejected
+                        pending_500 = None
+                        _warn(event="request_caused_500", id=ctx.request_id, backend=backend.name)
+                        break
+                    pending_500 = backend
+                else:
+                    self.pool.record_failure(backend, failure.reason)
                 self.metrics.failovers.labels(backend.name, backend.role).inc()
                 _warn(event="failover", id=ctx.request_id, backend=backend.name, reason=failure.reason)
+                continue
+            if pending_500 is not None:
+                self.pool.record_failure(pending_500, "status_5xx")
+            return response
+        if pending_500 is not None:
+            self.pool.record_failure(pending_500, "status_5xx")
         return self._exhausted(ctx, last)
 
     def _exhausted(self, ctx: Context, failed: tuple[UpstreamFailure, Backend] | None) -> web.StreamResponse:
@@ -179,9 +195,13 @@ class Proxy:
             if not ctx.overhead_recorded:
                 ctx.overhead_recorded = True
                 self.metrics.overhead.observe(time.perf_counter() - ctx.t0)
-            async with asyncio.timeout(s.first_byte_timeout_s) as deadline:
+            async with asyncio.timeout(self._first_byte_timeout_s(ctx)) as deadline:
                 try:
-                    resp = await self.session.post(backend.url + ctx.endpoint, data=ctx.payload, headers=ctx.headers)
+                    sent = ctx.headers
+                    if backend.auth is not None and "Authorization" not in sent:
+                        sent = {**sent, "Authorization": backend.auth}
+                    resp = await self.session.post(backend.url + ctx.endpoint, data=ctx.payload, headers=sent,
+                                                   allow_redirects=False)
                 except (aiohttp.ClientError, OSError, TimeoutError) as exc:
                     raise map_client_error(exc) from None
                 if resp.status in RETRY_STATUSES:
@@ -193,7 +213,7 @@ class Proxy:
                         raise UpstreamFailure("protocol", "upstream closed the stream before the first byte")
                     deadline.reschedule(None)
                     return await self._relay_stream(ctx, backend, resp, first, outcome)
-                data = await _read_or_fail(resp)
+                data = await _read_or_fail(resp, s.max_upstream_body_bytes)
             self.pool.record_success(backend)
             outcome.status = str(resp.status)
             outcome.ttft_s = time.perf_counter() - ctx.t0
@@ -205,6 +225,13 @@ class Proxy:
             return web.Response(status=resp.status, body=data, headers=headers)
         except TimeoutError:
             outcome.status = "failed"
+            if not ctx.stream:
+                # A non-streamed answer arrives whole: it took longer than its budget because of its own length,
+                # so it is not replayed on every backend and ejects nobody.
+                outcome.status = "timeout"
+                raise UpstreamTimeout(
+                    f"The non-streamed answer took longer than {self._first_byte_timeout_s(ctx):.0f} s; stream it "
+                    "(stream: true) or raise SPECGATE_NONSTREAM_TIMEOUT_S_PER_TOKEN.") from None
             raise UpstreamFailure("timeout", "no first byte from upstream in time") from None
         except UpstreamFailure:
             outcome.status = "failed"
@@ -217,6 +244,14 @@ class Proxy:
             e2e = time.perf_counter() - ctx.t0
             loads = self._mean_loads(backend, started, areas, co_runners, warmup)
             asyncio.get_running_loop().call_soon(self._record, ctx, backend, outcome, loads, e2e)
+
+    def _first_byte_timeout_s(self, ctx: Context) -> float:
+        """Streamed: the first byte. Non-streamed: the whole answer, so the budget grows with `max_tokens`."""
+        s = self.settings
+        if ctx.stream:
+            return s.first_byte_timeout_s
+        budget = s.first_byte_timeout_s + ctx.routed.features.max_tokens * s.nonstream_timeout_s_per_token
+        return min(budget, s.total_timeout_s)
 
     async def _relay_stream(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
                             outcome: Outcome) -> web.StreamResponse:
@@ -239,8 +274,9 @@ class Proxy:
         error: str | None = None
         writing = False  # which side a timeout blames: the upstream read or the client write
         last_out = data or b"\n\n"  # the last bytes relayed; sliced only when an error must follow them
+        deadline: asyncio.Timeout | None = None
         try:
-            async with asyncio.timeout(loop.time() + idle) as deadline:
+            async with asyncio.timeout_at(loop.time() + idle) as deadline:
                 read = resp.content.readany
                 while chunk := await read():
                     now = time.perf_counter()
@@ -260,7 +296,8 @@ class Proxy:
                 if ctx.request.transport is not None:
                     ctx.request.transport.close()
                 return out
-            error = "upstream stream idle timeout"
+            idle_expired = deadline is not None and deadline.expired()
+            error = "upstream stream idle timeout" if idle_expired else "upstream stream total timeout"
         except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
             error = f"upstream stream broke: {type(exc).__name__}"
         rest = tap.flush()
@@ -345,6 +382,17 @@ class Proxy:
         log.info(orjson.dumps(line).decode())
 
 
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:/+=@-]{1,128}")
+
+
+def client_request_id(value: str | None) -> str:
+    """The client's `x-request-id` when it is a short printable token, else a new one: an id with control or
+    non-ASCII characters must not reach logs or upstream headers."""
+    if value is not None and _REQUEST_ID.fullmatch(value):
+        return value
+    return uuid.uuid4().hex
+
+
 def _warn(**fields: object) -> None:
     """A JSON log line; values go through orjson, so a client's request id cannot forge fields."""
     log.warning(orjson.dumps(fields).decode())
@@ -360,11 +408,21 @@ class _StatusFailure(UpstreamFailure):
         self.headers = headers
 
 
-async def _read_or_fail(resp: aiohttp.ClientResponse) -> bytes:
+async def _read_or_fail(resp: aiohttp.ClientResponse, limit: int = 1 << 26) -> bytes:
+    """The whole upstream body, at most `limit` bytes (a larger answer is refused, not buffered)."""
+    declared = resp.content_length
+    if declared is not None and declared > limit:
+        raise UpstreamAnswerTooLarge(limit)
+    parts, size = [], 0
     try:
-        return await resp.read()
+        async for chunk in resp.content.iter_any():
+            size += len(chunk)
+            if size > limit:
+                raise UpstreamAnswerTooLarge(limit)
+            parts.append(chunk)
     except (aiohttp.ClientError, OSError) as exc:
         raise map_client_error(exc) from None
+    return b"".join(parts)
 
 
 async def _readany_or_fail(resp: aiohttp.ClientResponse) -> bytes:

@@ -135,7 +135,13 @@ def main(argv: list[str]) -> int:
     for name, value in vars(args).items():
         if value is not None:
             os.environ["SPECGATE_" + name.upper()] = str(value)
-    settings = Settings()
+    try:
+        settings = Settings()
+        settings.client_keys()
+        settings.topology()
+    except (ValueError, OSError) as exc:  # pydantic's ValidationError is a ValueError
+        print(f"specgate serve: invalid settings: {exc}", file=sys.stderr)
+        return 2
     configure_logging(settings.log_level)
     if settings.workers > 1:
         return _run_workers(settings)

@@ -98,7 +98,9 @@ class Settings(BaseSettings):
 
     # --- timeouts and limits
     connect_timeout_s: float = Field(2.0, description="upstream TCP connect timeout")
-    first_byte_timeout_s: float = Field(120.0, description="upstream time to first byte (whole answer when not streaming)")
+    first_byte_timeout_s: float = Field(120.0, description="upstream time to the first byte of a stream; for a non-streamed answer, plus the per-token allowance below")
+    nonstream_timeout_s_per_token: float = Field(0.2, ge=0.0, description="non-streamed answers: seconds allowed per requested max_tokens on top of the first-byte timeout (a timeout there is the request's own length: 504, no failover, no ejection)")
+    max_upstream_body_bytes: int = Field(64 * 1024 * 1024, description="largest non-streamed upstream answer relayed (502 above; streams are relayed with back-pressure)")
     idle_timeout_s: float = Field(60.0, description="max gap between streamed chunks")
     total_timeout_s: float = Field(900.0, description="whole upstream request")
     max_body_bytes: int = Field(8 * 1024 * 1024, description="request body limit (413 above)")
@@ -116,8 +118,17 @@ class Settings(BaseSettings):
     log_requests: bool = Field(True, description="one JSON line per request")
 
     _split = field_validator(
-        "baseline_urls", "speculative_urls", "backends", "api_keys", "rules_speculative_classes", "hindsight_map",
+        "baseline_urls", "speculative_urls", "backends", "rules_speculative_classes", "hindsight_map",
         mode="before")(_split_csv)
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _keys_not_blank(cls, value: Any) -> Any:
+        """`SPECGATE_API_KEYS=" , "` meant to turn auth on: refuse to start rather than run without it."""
+        keys = _split_csv(value)
+        if isinstance(value, str) and value.strip() and not keys:
+            raise ValueError("SPECGATE_API_KEYS is set but holds no key (only blanks and commas)")
+        return keys
 
     @field_validator("baseline_urls", "speculative_urls")
     @classmethod
@@ -183,15 +194,20 @@ class Settings(BaseSettings):
         """API keys from `api_keys` and `api_keys_file` (one per line, '#' comments)."""
         keys = [k.get_secret_value().encode() for k in self.api_keys]
         if self.api_keys_file is not None:
-            for line in self.api_keys_file.read_text().splitlines():
-                line = line.split("#", 1)[0].strip()
-                if line:
-                    keys.append(line.encode())
+            from_file = [line.split("#", 1)[0].strip() for line in self.api_keys_file.read_text().splitlines()]
+            from_file = [k for k in from_file if k]
+            if not from_file:
+                raise ValueError(f"SPECGATE_API_KEYS_FILE {self.api_keys_file} holds no key: refusing to run "
+                                 "without client auth")
+            keys += [k.encode() for k in from_file]
         return keys
 
     def redacted(self) -> dict[str, Any]:
-        """Effective settings for `/admin/config`; secrets shown as `**********`."""
-        return self.model_dump(mode="json")
+        """Effective settings for `/admin/config`; secrets shown as `**********`, URL credentials removed."""
+        out = self.model_dump(mode="json")
+        for name in ("baseline_urls", "speculative_urls", "backends"):
+            out[name] = [_CREDENTIALS.sub(r"\1", entry) for entry in out[name]]
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +218,7 @@ class BackendSpec:
     name: str = ""
 
 
+_CREDENTIALS = re.compile(r"(https?://)[^/@\s]*@")
 _GROUP = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 

@@ -7,9 +7,11 @@ short reason (`connect`, `timeout`, `status_5xx`, `protocol`), which the proxy f
 from __future__ import annotations
 
 import asyncio
+import base64
 
 import aiohttp
 from multidict import CIMultiDict, CIMultiDictProxy
+from yarl import URL
 
 from gateway.settings import Settings
 
@@ -17,7 +19,9 @@ HOP_BY_HOP = frozenset({
     "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers",
     "transfer-encoding", "upgrade", "proxy-connection",
 })
-_DROP_REQUEST = HOP_BY_HOP | {"host", "content-length", "authorization", "accept-encoding", "x-api-key"}
+# content-encoding: aiohttp hands the handler a decoded body, so the bytes sent upstream are never encoded
+_DROP_REQUEST = HOP_BY_HOP | {"host", "content-length", "authorization", "accept-encoding", "x-api-key",
+                              "content-encoding"}
 _DROP_RESPONSE = HOP_BY_HOP | {"content-length", "content-encoding", "server", "date"}
 RETRY_STATUSES = frozenset({500, 502, 503, 504})
 
@@ -35,7 +39,10 @@ def create_session(settings: Settings) -> aiohttp.ClientSession:
     connector = aiohttp.TCPConnector(limit=0, limit_per_host=settings.max_connections_per_backend,
                                      ttl_dns_cache=300, enable_cleanup_closed=True)
     timeout = aiohttp.ClientTimeout(total=settings.total_timeout_s, sock_connect=settings.connect_timeout_s)
-    return aiohttp.ClientSession(connector=connector, timeout=timeout, auto_decompress=False,
+    # auto_decompress: an upstream that compresses anyway reaches the client decoded (its Content-Encoding is
+    # dropped from the relayed headers); upstream redirects are never followed (`allow_redirects=False` at
+    # each call: a prompt is never re-posted to another host).
+    return aiohttp.ClientSession(connector=connector, timeout=timeout, auto_decompress=True,
                                  skip_auto_headers=("User-Agent",))
 
 
@@ -80,3 +87,18 @@ def map_client_error(exc: BaseException) -> UpstreamFailure:
     if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError | ConnectionResetError):
         return UpstreamFailure("connect", f"upstream closed the connection: {exc}")
     return UpstreamFailure("protocol", f"bad upstream response: {type(exc).__name__}: {exc}")
+
+
+def without_credentials(url: str) -> str:
+    """`url` with any `user:password@` removed (for /ready, /admin and logs)."""
+    parsed = URL(url)
+    return str(parsed.with_user(None)) if parsed.user or parsed.password else url
+
+
+def url_credentials(url: str) -> str | None:
+    """The `Authorization` value for credentials in `url` (Basic), or None."""
+    parsed = URL(url)
+    if not parsed.user:
+        return None
+    token = base64.b64encode(f"{parsed.user}:{parsed.password or ''}".encode()).decode()
+    return "Basic " + token

@@ -1,20 +1,24 @@
 """What the gateway reads from a relayed SSE stream, without re-chunking or parsing every event.
 
-Upstream bytes are relayed as they arrive. The tap counts `data:` events with `bytes.count`, takes
-`completion_tokens` from any usage it sees with one regex, and, when the gateway itself asked for
-`include_usage` (to learn acceptance) but the client did not, removes the usage-only event. Only then
-does it frame events, holding back at most one incomplete event.
+Upstream bytes are relayed as they arrive. The tap counts events by their `data:` lines and recognises the
+`data: [DONE]` event, both only at the start of a line: a JSON payload cannot hold a raw newline (it is
+escaped), so text the model generates ("data: " or "data: [DONE]" in its output) never looks like a line
+start. It takes `completion_tokens` from the usage it sees with one regex and, when the gateway itself
+asked for `include_usage` (to learn acceptance) but the client did not, removes the usage-only event. Only
+then does it frame events, holding back the incomplete event in a growing buffer that is searched only
+where it grew (a 32 MB event costs linear time, not quadratic).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 COMPLETION_TOKENS = re.compile(rb'"completion_tokens"\s*:\s*(\d+)')
 _USAGE_ONLY = re.compile(rb'"choices"\s*:\s*\[\s*\]')
-_DATA = b"data: "
-_DONE = b"data: [DONE]"
+_DATA_LINE = re.compile(rb"(?:^|\n)data:")
+_DONE_LINE = re.compile(rb"(?:^|\n)data: ?\[DONE\]\r?(?:\n|$)")
+_CARRY = 64  # bytes of the previous chunk kept to recognise a match split across chunks
 
 
 @dataclass(slots=True)
@@ -25,7 +29,9 @@ class SseTap:
     usage_events: int = 0
     done: bool = False
     completion_tokens: int | None = None
-    _pending: bytes = b""
+    _carry: bytes = b"\n"  # the stream starts at a line start
+    _pending: bytearray = field(default_factory=bytearray)
+    _searched: int = 0  # bytes of `_pending` known to hold no event end
 
     def feed(self, chunk: bytes) -> bytes:
         """Account for `chunk` and return the bytes to relay to the client (maybe `chunk` itself)."""
@@ -35,34 +41,45 @@ class SseTap:
         return chunk
 
     def flush(self) -> bytes:
-        rest, self._pending = self._pending, b""
+        rest = bytes(self._pending)
+        self._pending.clear()
+        self._searched = 0
         if rest:
             self._account(rest)
         return rest
 
-    def _count(self, data: bytes) -> None:
-        self.data_events += data.count(_DATA)
-        if _DONE in data:
+    def _count(self, data: bytes, usage: bool = False) -> None:
+        """Count `data:` line starts and a `[DONE]` event in `data` (and with `usage`, usage-only events and
+        `completion_tokens`), each match once even when a chunk boundary splits it."""
+        window = self._carry + data
+        skip = len(self._carry)  # matches must end inside the new bytes
+        self.data_events += sum(1 for m in _DATA_LINE.finditer(window) if m.end() > skip)
+        if not self.done and any(m.end() > skip for m in _DONE_LINE.finditer(window)):
             self.done = True
+        if usage:
+            if b"completion_tokens" in window:
+                found = [m for m in COMPLETION_TOKENS.finditer(window) if m.end() > skip]
+                if found:
+                    self.completion_tokens = int(found[-1].group(1))
+            if b"[" in window:  # a usage-only event is the one with no choices
+                self.usage_events += sum(1 for m in _USAGE_ONLY.finditer(window) if m.end() > skip)
+        self._carry = window[-_CARRY:]
 
     def _account(self, data: bytes) -> None:
-        self._count(data)
-        if b'"usage"' in data:
-            found = COMPLETION_TOKENS.findall(data)
-            if found:
-                self.completion_tokens = int(found[-1])
-            self.usage_events += len(_USAGE_ONLY.findall(data))
+        self._count(data, usage=True)
 
     def _feed_framed(self, chunk: bytes) -> bytes:
         if not self._pending and chunk.endswith(b"\n\n") and b'"usage"' not in chunk:
             self._count(chunk)  # the common case: whole events, nothing to strip, no copy
             return chunk
-        data = self._pending + chunk if self._pending else chunk
-        end = data.rfind(b"\n\n")
+        self._pending += chunk
+        end = self._pending.rfind(b"\n\n", max(self._searched - 1, 0))
         if end < 0:
-            self._pending = data
+            self._searched = len(self._pending)
             return b""
-        complete, self._pending = data[: end + 2], data[end + 2 :]
+        complete = bytes(self._pending[: end + 2])
+        del self._pending[: end + 2]
+        self._searched = 0
         if b'"usage"' not in complete:
             self._count(complete)
             return complete
@@ -72,6 +89,8 @@ class SseTap:
                 found = COMPLETION_TOKENS.findall(event)
                 if found:
                     self.completion_tokens = int(found[-1])
+                self._count(event + b"\n\n")  # counted like any event, then dropped
+                self.usage_events += 1
                 continue
             kept.append(event + b"\n\n")
         out = b"".join(kept)

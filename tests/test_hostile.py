@@ -258,3 +258,45 @@ def test_best_of_and_beam_search_count_as_several_sequences() -> None:
     assert request_view(CHAT, {**BODY, "best_of": 3}).n >= 2
     assert request_view(CHAT, {**BODY, "use_beam_search": True}).n >= 2
     assert request_view(CHAT, BODY).n == 1
+
+
+def _events(*contents: str, usage: int = 7) -> bytes:
+    def ev(d: dict[str, Any]) -> bytes:
+        return b"data: " + json.dumps(d).encode() + b"\n\n"
+
+    out = ev({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})
+    for c in contents:
+        out += ev({"choices": [{"index": 0, "delta": {"content": c}}]})
+    return out + ev({"choices": [], "usage": {"completion_tokens": usage}}) + b"data: [DONE]\n\n"
+
+
+@pytest.mark.parametrize("strip", [False, True])
+@pytest.mark.parametrize("size", [1, 5, 64, 1 << 20])
+def test_sse_tap_counts_events_not_text_that_looks_like_them(strip: bool, size: int) -> None:
+    """Generated text saying "data: " or "data: [DONE]" must not count as an engine step or end the stream
+    (it taught the learner wrong tokens per step), however the bytes are split."""
+    from gateway.streaming import SseTap
+
+    stream = _events("say data: [DONE] now", "data: data: data:", "\n\ndata: [DONE]\n\n", "end")
+    tap = SseTap(strip_usage=strip, chat=True)
+    relayed = b"".join(tap.feed(stream[i:i + size]) for i in range(0, len(stream), size)) + tap.flush()
+    assert tap.engine_steps == 4 and tap.completion_tokens == 7 and tap.done
+    assert (b'"usage"' in relayed) is not strip
+    early = SseTap(strip_usage=strip, chat=True)
+    early.feed(_events("data: [DONE]").split(b'data: {"choices": [], "usage"')[0])
+    assert not early.done
+
+
+def test_a_huge_event_is_framed_in_linear_time() -> None:
+    """32 MB in one event, fed in 64 KB pieces while usage is stripped: each piece is searched once."""
+    from gateway.streaming import SseTap
+
+    big = b'data: {"choices": [{"delta": {"content": "' + b"x" * (32 << 20) + b'"}}]}\n\n'
+    tap = SseTap(strip_usage=True, chat=True)
+    calls = 0
+    for i in range(0, len(big), 1 << 16):
+        calls += 1
+        tap.feed(big[i:i + (1 << 16)])
+    assert tap.data_events == 1 and calls == 513
+    assert tap._searched == 0  # the event completed and the buffer was released
+    assert not tap._pending

@@ -63,7 +63,13 @@ def make_middleware(state: AppState) -> Middleware:
                     raise Unauthorized("Invalid or missing API key. Send it as 'Authorization: Bearer <key>'.")
                 if state.draining and path.startswith("/v1/"):
                     raise Draining("The gateway is shutting down; retry on another replica.")
-            return await handler(request)
+            if not path.startswith("/v1/"):
+                return await handler(request)
+            state.active_requests += 1  # every /v1 request, passthrough and retry backoff included: drain waits
+            try:
+                return await handler(request)
+            finally:
+                state.active_requests -= 1
         except GatewayError as err:
             return gateway_error_response(err)
         except web.HTTPRequestEntityTooLarge:

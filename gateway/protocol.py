@@ -173,10 +173,16 @@ def _message_text(content: Any, param: str) -> str:
                          code="invalid_type")
 
 
+MAX_MESSAGES = 10_000  # far above any real conversation; bounds the work one request can cost the gateway
+
+
 def _chat_prompt(body: dict[str, Any]) -> tuple[int, str]:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise InvalidRequest("'messages' must be a non-empty array.", param="messages", code="invalid_type")
+    if len(messages) > MAX_MESSAGES:
+        raise InvalidRequest(f"'messages' holds {len(messages)} messages; at most {MAX_MESSAGES} are accepted.",
+                             param="messages", code="too_many_messages")
     chars = 0
     system, last_user = "", ""
     for i, message in enumerate(messages):

@@ -16,6 +16,7 @@ import re
 import time
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 import aiohttp
 import orjson
@@ -30,6 +31,7 @@ from gateway.protocol import (
     CHAT,
     GatewayError,
     NoBackendAvailable,
+    RequestView,
     UpstreamAnswerTooLarge,
     UpstreamTimeout,
     UpstreamUnavailable,
@@ -93,8 +95,10 @@ class Proxy:
     async def handle(self, request: web.Request, endpoint: str) -> web.StreamResponse:
         t0 = time.perf_counter()
         raw = await request.read()
-        body = parse_json_object(raw)
-        view = request_view(endpoint, body)
+        if len(raw) > OFFLOAD_PARSE_BYTES:  # a large body is parsed off the event loop: /health stays prompt
+            body, view = await asyncio.to_thread(_parse, raw, endpoint)
+        else:
+            body, view = _parse(raw, endpoint)
         request_id = client_request_id(request.headers.get("x-request-id"))
         routed = self.router.route(view, request_id)
         if routed is None:
@@ -380,6 +384,14 @@ class Proxy:
             "temperature": ctx.routed.bucket,
         }
         log.info(orjson.dumps(line).decode())
+
+
+OFFLOAD_PARSE_BYTES = 256 * 1024
+
+
+def _parse(raw: bytes, endpoint: str) -> tuple[dict[str, Any], RequestView]:
+    body = parse_json_object(raw)
+    return body, request_view(endpoint, body)
 
 
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:/+=@-]{1,128}")

@@ -70,10 +70,12 @@ async def serve(settings: Settings, *, reuse_port: bool = False) -> None:
     state.draining = True
     state.metrics.draining.set(1)
     deadline = time.monotonic() + settings.drain_timeout_s
-    log.info('{"event": "draining", "inflight": %d}', sum(b.inflight for b in state.pool.backends))
-    while sum(b.inflight for b in state.pool.backends) > 0 and time.monotonic() < deadline:  # noqa: ASYNC110 -- polling a plain counter is simpler than an event set from every release
+    log.info('{"event": "draining", "inflight": %d}', state.active_requests)
+    # every /v1 request counts (passthrough, /v1/models, attempts sleeping in retry backoff), not only upstream
+    # attempts in flight
+    while state.active_requests > 0 and time.monotonic() < deadline:  # noqa: ASYNC110 -- polling a plain counter is simpler than an event set from every release
         await asyncio.sleep(0.05)
-    left = sum(b.inflight for b in state.pool.backends)
+    left = state.active_requests
     log.info('{"event": "stopping", "cancelled_inflight": %d}', left)
     await runner.cleanup()
     flusher.cancel()

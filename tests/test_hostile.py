@@ -300,3 +300,29 @@ def test_a_huge_event_is_framed_in_linear_time() -> None:
     assert tap.data_events == 1 and calls == 513
     assert tap._searched == 0  # the event completed and the buffer was released
     assert not tap._pending
+
+
+def test_message_count_is_bounded() -> None:
+    from gateway.protocol import MAX_MESSAGES, InvalidRequest
+
+    with pytest.raises(InvalidRequest) as err:
+        request_view(CHAT, {"model": "m", "messages": [{}] * (MAX_MESSAGES + 1)})
+    assert err.value.code == "too_many_messages"
+
+
+@pytest.mark.asyncio
+async def test_a_huge_body_is_parsed_off_the_event_loop(fakes: tuple[FakeBackend, FakeBackend]) -> None:
+    """Eight megabytes of tiny messages: answered with a 400, and /health answers while it is parsed."""
+    base, spec = fakes
+    gw = await start_gateway(fast_settings(baseline_urls=[base.url], speculative_urls=[spec.url]))
+    try:
+        payload = b'{"model": "m", "messages": [' + b",".join([b"{}"] * 2_000_000) + b"]}"
+        async with aiohttp.ClientSession() as s:
+            big = asyncio.create_task(s.post(gw.url + CHAT, data=payload, headers={"Content-Type": "application/json"}))
+            await asyncio.sleep(0)
+            async with s.get(gw.url + "/health") as h:
+                assert h.status == 200
+            r = await big
+            assert r.status == 400 and (await r.json())["error"]["code"] == "too_many_messages"
+    finally:
+        await gw.runner.cleanup()

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 from prometheus_client import CollectorRegistry, disable_created_metrics
 
+from gateway import persist
 from gateway.backends import Backend, BackendPool
 from gateway.handlers import add_routes, make_middleware
 from gateway.learner import Learner
@@ -50,17 +51,26 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
     state = app[AppState.key]
     session = create_session(state.settings)
     state.proxy.session = session
+    settings = state.settings
+    await persist.restore(session, settings, state.learner)
     tasks = [
         asyncio.create_task(state.pool.run_health(session), name="specgate-health"),
         asyncio.create_task(state.pool.run_scrape(session), name="specgate-scrape"),
         asyncio.create_task(_export_loop(state), name="specgate-export"),
     ]
+    if settings.state_file is not None:
+        tasks.append(asyncio.create_task(persist.save_periodically(settings, state.learner), name="specgate-state"))
     yield
     for task in tasks:
         task.cancel()
     for task in tasks:
         with contextlib.suppress(asyncio.CancelledError):
             await task
+    if settings.state_file is not None:
+        try:
+            persist.save(settings.state_file, state.learner)
+        except OSError as exc:
+            log.warning('{"event": "state_not_saved", "why": "%s"}', type(exc).__name__)
     await session.close()
 
 

@@ -14,6 +14,7 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from gateway import persist
 from gateway.backends import BackendPool
 from gateway.protocol import (
     CHAT,
@@ -216,6 +217,11 @@ async def admin_state(request: web.Request) -> web.Response:
     return web.json_response(body, dumps=_dumps)
 
 
+async def admin_learner(request: web.Request) -> web.Response:
+    """The learner's state, for a new replica's warm start (`SPECGATE_PEERS`)."""
+    return web.json_response(persist.state_document(request.app[AppState.key].learner), dumps=_dumps)
+
+
 async def admin_config(request: web.Request) -> web.Response:
     return web.json_response(request.app[AppState.key].settings.redacted(), dumps=_dumps)
 
@@ -241,5 +247,6 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/admin/state", admin_state)
     app.router.add_get("/admin/config", admin_config)
+    app.router.add_get("/admin/learner", admin_learner)
     app.router.add_route("*", "/v1/{tail:.*}", passthrough)
     app.router.add_route("*", "/{tail:.*}", not_found)

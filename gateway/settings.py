@@ -85,6 +85,12 @@ class Settings(BaseSettings):
     prior_interference_speculative: float = Field(1.0, ge=0.0, le=1.2, description="prior share of a baseline step a speculative step waits for (H200: ~0-1.1)")
     prior_prefill_s_per_token: float = Field(0.00004, description="prior prefill time per prompt token (s)")
 
+    # --- learned state across restarts and replicas
+    state_file: Path | None = Field(None, description="learned state: read at start, written periodically and on shutdown (atomic); unusable files are logged and ignored")
+    state_save_interval_s: float = Field(30.0, gt=0.0, description="period of writing SPECGATE_STATE_FILE")
+    peers: UrlList = Field([], description="running gateways to warm-start from (GET /admin/learner with the admin key) when there is no state file")
+    state_max_weight: float = Field(10.0, ge=0.0, description="an imported estimate counts as at most this many observations (a warm start is a prior, not a lock-in)")
+
     # --- health, scraping, failover, ejection
     health_interval_s: float = Field(2.0, description="period of GET /health on each backend")
     scrape_interval_s: float = Field(2.0, description="period of the full parse of each backend's /metrics (acceptance counters)")
@@ -118,7 +124,7 @@ class Settings(BaseSettings):
     log_requests: bool = Field(True, description="one JSON line per request")
 
     _split = field_validator(
-        "baseline_urls", "speculative_urls", "backends", "rules_speculative_classes", "hindsight_map",
+        "baseline_urls", "speculative_urls", "backends", "rules_speculative_classes", "hindsight_map", "peers",
         mode="before")(_split_csv)
 
     @field_validator("api_keys", mode="before")

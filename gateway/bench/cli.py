@@ -55,6 +55,8 @@ def _bench_parser() -> argparse.ArgumentParser:
                    help="emulated fleet, one entry per GPU: pair | baseline | speculative, e.g. baseline,speculative "
                         "(default: one pair). A policy may name its own fleet: least_loaded@2xbaseline")
     p.add_argument("--seed", type=int, default=1, help="SPECGATE_RANDOM_SEED for the gateway (+ repeat index)")
+    p.add_argument("--gateways", type=int, default=1,
+                   help="gateway replicas; more than one run behind a real haproxy (Debian package)")
     return p
 
 
@@ -121,8 +123,8 @@ def bench_main(argv: list[str]) -> int:
         unknown = [p for p in policies if p.partition("@")[0] not in POLICIES]
         if unknown or not policies:
             raise ValueError(f"unknown policies {unknown}; choose from {', '.join(POLICIES)}")
-        if args.time_scale <= 0 or args.repeat < 1:
-            raise ValueError("--time-scale must be > 0 and --repeat >= 1")
+        if args.time_scale <= 0 or args.repeat < 1 or args.gateways < 1:
+            raise ValueError("--time-scale must be > 0, --repeat >= 1 and --gateways >= 1")
         env = _parse_env(args.gateway_env)
         fleet = None if args.fleet is None else parse_layout(args.fleet)
         for p in policies:
@@ -135,7 +137,7 @@ def bench_main(argv: list[str]) -> int:
     work_dir.mkdir(parents=True, exist_ok=True)
     config = BenchConfig(workload_name=args.workload, policies=policies, profile=args.profile or default_profile(),
                          time_scale=args.time_scale, repeat=args.repeat, work_dir=work_dir, gateway_env=env,
-                         timeout_s=args.request_timeout, fleet=fleet, seed=args.seed)
+                         timeout_s=args.request_timeout, fleet=fleet, seed=args.seed, gateways=args.gateways)
     doc = _execute(items, config, args.out, args.plot, console, ["specgate", "bench", *argv])
     print_tables(doc, console)
     for name, result in doc["policies"].items():

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gateway.bench.balancer import gateway_replicas
 from gateway.bench.client import Measured, replay
 from gateway.bench.oracle import write_oracle
 from gateway.bench.procs import fetch_text, gateway_process
@@ -45,6 +46,7 @@ class BenchConfig:
     fleet: list[str] | None = None  # one entry per simulated GPU (pair | baseline | speculative); None: one pair
     seed: int | None = 1  # SPECGATE_RANDOM_SEED of the gateway's exploration draws (+ repeat index)
     hindsight_map: dict[str, str] = field(default_factory=dict)  # class/bucket -> role, for `hindsight`
+    gateways: int = 1  # gateway replicas; more than one run behind haproxy
 
 
 def scaled_priors(time_scale: float) -> dict[str, str]:
@@ -135,7 +137,9 @@ async def run_policy(
     async with _emulated(config) as (servers, backends_env):
         servers.register_references({i.id: i.reference for i in items if i.reference is not None})
         env.update(backends_env)
-        async with gateway_process(env, log_path) as url:
+        front = (gateway_process(env, log_path) if config.gateways == 1 else
+                 gateway_replicas(env, config.gateways, config.work_dir, tag))
+        async with front as url:
             started = time.perf_counter()
 
             def sent(item_id: str) -> None:
@@ -156,7 +160,10 @@ async def run_policy(
     buckets = {i.id: temperature_bucket(_temperature(i)) for i in items}
     records = [_record(m, config.time_scale, inflight_at.get(m.id, 0), repeat) | {"bucket": buckets.get(m.id)}
                for m in measured]
-    return {"records": records, "wall_s": round(wall, 2), "emulator": emulator, "log": _read_log(log_path),
+    logs = [log_path] if config.gateways == 1 else [config.work_dir / f"gateway-{tag}-r{i}.log"
+                                                    for i in range(config.gateways)]
+    return {"records": records, "wall_s": round(wall, 2), "emulator": emulator,
+            "log": [line for path in logs for line in _read_log(path)],
             "admin_state": admin_state}
 
 

@@ -115,7 +115,7 @@ def run_robust(args: argparse.Namespace) -> int:
             if not args.only_summarize:
                 static = args.out_dir / f"robust--{args.profile}--{workload}--x{scale:g}--static.json"
                 base = [sys.executable, "-m", "gateway", "bench", "--workload", workload, "--profile", args.profile,
-                        "--time-scale", str(scale)]
+                        "--time-scale", str(scale), "--gateways", str(args.gateways)]
                 print("$", " ".join(base[2:]), flush=True)
                 subprocess.run([*base, "--policies", "baseline,speculative", "--out", str(static)], check=False,
                                stdout=subprocess.DEVNULL)
@@ -151,6 +151,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--workloads", default=None, help="--robust: comma-separated subset of workloads")
     parser.add_argument("--scales", default=None, help="--robust: comma-separated time scales (default 1,4)")
     parser.add_argument("--fleet", action="store_true", help="fleet cells: see gateway.bench.fleet")
+    parser.add_argument("--gateways", type=int, default=1, help="--robust/--fleet: gateway replicas behind haproxy")
     args = parser.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.robust:

@@ -84,9 +84,10 @@ def run_fleet_cells(args: argparse.Namespace) -> int:
         out = args.out_dir / f"{stem}.json"
         if not args.only_summarize:
             others = args.out_dir / f"{stem}--others.json"
+            replicas = ["--gateways", str(args.gateways)]
             _bench(workload, fleet, scale, [*_statics(fleet), "round_robin", "least_loaded", "rules", "hindsight"],
-                   others, [])
-            _bench(workload, fleet, scale, ["adaptive"], out, ["--repeat", str(SEEDS), "--seed", "1"])
+                   others, replicas)
+            _bench(workload, fleet, scale, ["adaptive"], out, ["--repeat", str(SEEDS), "--seed", "1", *replicas])
             if others.exists() and out.exists():
                 merged = json.loads(out.read_text())
                 merged["policies"].update(json.loads(others.read_text())["policies"])

@@ -70,6 +70,29 @@ def markdown(rows: list[dict[str, object]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def write_table(path: Path, title: str, about: str, table: str) -> None:
+    """A dated markdown results page: title, what was run, the table (also printed)."""
+    date = datetime.now(UTC).isoformat(timespec="seconds")
+    path.write_text(f"# {title} ({date})\n\n{about}\n\n{table}")
+    print(table)
+
+
+def bench_cell(common: list[str], others: list[str], out: Path) -> None:
+    """One cell: `others` once, adaptive with `len(SEEDS)` seeds (`bench --repeat`), merged into `out`."""
+    base = [sys.executable, "-m", "gateway", "bench", *common]
+    others_out = out.with_name(out.stem + "--others.json")
+    print("$", " ".join(base[2:]), flush=True)
+    subprocess.run([*base, "--policies", ",".join(others), "--out", str(others_out)], check=False,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run([*base, "--policies", "adaptive", "--repeat", str(len(SEEDS)), "--seed", str(SEEDS[0]),
+                    "--out", str(out)], check=False, stdout=subprocess.DEVNULL)
+    if others_out.exists() and out.exists():
+        merged = json.loads(out.read_text())
+        merged["policies"].update(json.loads(others_out.read_text())["policies"])
+        out.write_text(json.dumps(merged, indent=1))
+        others_out.unlink()
+
+
 def robust_row(path: Path) -> dict[str, object]:
     """Adaptive over seeds against the better static server of one cell (`bench --repeat` with one seed each)."""
     doc = json.loads(path.read_text())
@@ -113,29 +136,15 @@ def run_robust(args: argparse.Namespace) -> int:
         for scale in scales:
             out = args.out_dir / f"robust--{args.profile}--{workload}--x{scale:g}.json"
             if not args.only_summarize:
-                static = args.out_dir / f"robust--{args.profile}--{workload}--x{scale:g}--static.json"
-                base = [sys.executable, "-m", "gateway", "bench", "--workload", workload, "--profile", args.profile,
-                        "--time-scale", str(scale), "--gateways", str(args.gateways)]
-                print("$", " ".join(base[2:]), flush=True)
-                subprocess.run([*base, "--policies", "baseline,speculative", "--out", str(static)], check=False,
-                               stdout=subprocess.DEVNULL)
-                subprocess.run([*base, "--policies", "adaptive", "--repeat", str(len(SEEDS)), "--seed", "1",
-                                "--out", str(out)], check=False, stdout=subprocess.DEVNULL)
-                if static.exists() and out.exists():
-                    merged = json.loads(out.read_text())
-                    merged["policies"].update(json.loads(static.read_text())["policies"])
-                    out.write_text(json.dumps(merged, indent=1))
-                    static.unlink()
+                bench_cell(["--workload", workload, "--profile", args.profile, "--time-scale", str(scale),
+                            "--gateways", str(args.gateways)], ["baseline", "speculative"], out)
             if out.exists():
                 rows.append(robust_row(out))
-    table = robust_markdown(rows)
-    date = datetime.now(UTC).isoformat(timespec="seconds")
-    (args.out_dir / "ROBUST.md").write_text(
-        f"# Robustness: adaptive over seeds and time scales ({date})\n\nOne emulated pair on one simulated GPU; "
-        f"mean end-to-end seconds (simulated). Adaptive runs {len(SEEDS)} seeds (SPECGATE_RANDOM_SEED 1..3); the "
-        f"static servers once. Command: `specgate evaluate --robust --profile {args.profile}"
-        f" --workloads {','.join(workloads)} --scales {','.join(f'{x:g}' for x in scales)}`.\n\n{table}")
-    print(table)
+    write_table(args.out_dir / "ROBUST.md", "Robustness: adaptive over seeds and time scales",
+                f"One emulated pair on one simulated GPU; mean end-to-end seconds (simulated). Adaptive runs "
+                f"{len(SEEDS)} seeds (SPECGATE_RANDOM_SEED 1..3); the static servers once. Command: `specgate "
+                f"evaluate --robust --profile {args.profile} --workloads {','.join(workloads)} --scales "
+                f"{','.join(f'{x:g}' for x in scales)}`.", robust_markdown(rows))
     return 0
 
 
@@ -171,11 +180,8 @@ def main(argv: list[str]) -> int:
             subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL)
         if out.exists():
             rows.append(row(out))
-    table = markdown(rows)
-    date = datetime.now(UTC).isoformat(timespec="seconds")
-    (args.out_dir / "README.md").write_text(
-        f"# Adaptive routing evaluation ({date})\n\nEmulated pair, one simulated GPU; mean end-to-end seconds "
-        f"(simulated). Command: `specgate evaluate{' --quick' if args.quick else ''}`; per-cell commands and "
-        f"machine in each JSON file.\n\n{table}")
-    print(table)
+    write_table(args.out_dir / "README.md", "Adaptive routing evaluation",
+                f"Emulated pair, one simulated GPU; mean end-to-end seconds (simulated). Command: `specgate "
+                f"evaluate{' --quick' if args.quick else ''}`; per-cell commands and machine in each JSON file.",
+                markdown(rows))
     return 0

@@ -12,18 +12,16 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
-import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from gateway.bench.evaluate import SEEDS, bench_cell, write_table
 
 CELLS: list[tuple[str, str, float]] = [  # workload, mixed fleet, time scale
     ("demo-mixed", "baseline,speculative", 1.0),
     ("mixed-medium", "baseline,speculative", 1.0),
     ("mixed-high", "2xbaseline,2xspeculative", 1.0),
 ]
-SEEDS = 3
 
 
 def _statics(fleet: str) -> list[str]:
@@ -69,13 +67,6 @@ def fleet_markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _bench(workload: str, fleet: str, scale: float, policies: list[str], out: Path, extra: list[str]) -> None:
-    cmd = [sys.executable, "-m", "gateway", "bench", "--workload", workload, "--fleet", fleet, "--time-scale",
-           str(scale), "--policies", ",".join(policies), "--out", str(out), *extra]
-    print("$", " ".join(cmd[2:]), flush=True)
-    subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL)
-
-
 def run_fleet_cells(args: argparse.Namespace) -> int:
     cells = [c for c in CELLS if not args.workloads or c[0] in args.workloads.split(",")]
     rows = []
@@ -83,23 +74,13 @@ def run_fleet_cells(args: argparse.Namespace) -> int:
         stem = f"fleet--{workload}--{fleet.replace(',', '+')}"
         out = args.out_dir / f"{stem}.json"
         if not args.only_summarize:
-            others = args.out_dir / f"{stem}--others.json"
-            replicas = ["--gateways", str(args.gateways)]
-            _bench(workload, fleet, scale, [*_statics(fleet), "round_robin", "least_loaded", "rules", "hindsight"],
-                   others, replicas)
-            _bench(workload, fleet, scale, ["adaptive"], out, ["--repeat", str(SEEDS), "--seed", "1", *replicas])
-            if others.exists() and out.exists():
-                merged = json.loads(out.read_text())
-                merged["policies"].update(json.loads(others.read_text())["policies"])
-                out.write_text(json.dumps(merged, indent=1))
-                others.unlink()
+            bench_cell(["--workload", workload, "--fleet", fleet, "--time-scale", str(scale), "--gateways",
+                        str(args.gateways)], [*_statics(fleet), "round_robin", "least_loaded", "rules", "hindsight"],
+                       out)
         if out.exists():
             rows.append(fleet_row(out))
-    table = fleet_markdown(rows)
-    date = datetime.now(UTC).isoformat(timespec="seconds")
-    (args.out_dir / "FLEET.md").write_text(
-        f"# Fleets: one server per GPU ({date})\n\nEmulated h200-ngram servers, each on its own simulated GPU; mean "
-        f"end-to-end seconds (simulated). Static fleets and the other policies run once, adaptive with "
-        f"{SEEDS} seeds (median compared). Command: `specgate evaluate --fleet`.\n\n{table}")
-    print(table)
+    write_table(args.out_dir / "FLEET.md", "Fleets: one server per GPU",
+                f"Emulated h200-ngram servers, each on its own simulated GPU; mean end-to-end seconds (simulated). "
+                f"Static fleets and the other policies run once, adaptive with {len(SEEDS)} seeds (median "
+                f"compared). Command: `specgate evaluate --fleet`.", fleet_markdown(rows))
     return 0

@@ -38,6 +38,12 @@ class InvalidRequest(GatewayError):
     type = "invalid_request_error"
 
 
+class RequestTimeout(GatewayError):
+    status = 408
+    type = "invalid_request_error"
+    code = "request_timeout"
+
+
 class BodyTooLarge(GatewayError):
     status = 413
     type = "invalid_request_error"
@@ -78,6 +84,12 @@ class UpstreamTimeout(GatewayError):
     status = 504
     type = "server_error"
     code = "upstream_timeout"
+
+
+class UpstreamTooLarge(GatewayError):
+    status = 502
+    type = "server_error"
+    code = "upstream_response_too_large"
 
 
 def error_body(message: str, type_: str, param: str | None = None, code: str | int | None = None) -> bytes:
@@ -239,3 +251,16 @@ def request_view(endpoint: str, body: dict[str, Any]) -> RequestView:
         has_tools=bool(body.get("tools")) and body.get("tool_choice") != "none",
         has_structured_fields=has_structured,
     )
+
+
+def prepare(endpoint: str, raw: bytes) -> tuple[RequestView, bytes | None]:
+    """Parse and validate a completion request; also the body to send upstream when it must change
+    (a stream whose client did not ask for usage gets `include_usage`, so the gateway can learn).
+    Pure and picklable both ways: large bodies run it in a helper process."""
+    body = parse_json_object(raw)
+    view = request_view(endpoint, body)
+    if not (view.stream and not view.include_usage):
+        return view, None
+    options = body.get("stream_options")
+    body["stream_options"] = {**(options if isinstance(options, dict) else {}), "include_usage": True}
+    return view, orjson.dumps(body)

@@ -85,12 +85,22 @@ class Settings(BaseSettings):
 
     # --- timeouts and limits
     connect_timeout_s: float = Field(2.0, description="upstream TCP connect timeout")
-    first_byte_timeout_s: float = Field(120.0, description="upstream time to first byte (whole answer when not streaming)")
+    first_byte_timeout_s: float = Field(120.0, description="upstream time to first byte of a stream; base of the non-streamed timeout")
+    nonstream_timeout_per_token_s: float = Field(
+        0.25, ge=0.0, description="non-streamed answers: first-byte timeout + this × max_tokens (total timeout without max_tokens)")
     idle_timeout_s: float = Field(60.0, description="max gap between streamed chunks")
     total_timeout_s: float = Field(900.0, description="whole upstream request")
     max_body_bytes: int = Field(8 * 1024 * 1024, description="request body limit (413 above)")
     drain_timeout_s: float = Field(30.0, description="SIGTERM: time in-flight requests get to finish")
     max_connections_per_backend: int = Field(1024, description="upstream connection pool size per backend")
+    header_timeout_s: float = Field(
+        15.0, gt=0.0, description="client connection: time to send a complete request head (also the idle keep-alive limit)")
+    body_timeout_s: float = Field(30.0, gt=0.0, description="client connection: time to send the request body (408 after)")
+    max_client_connections: int = Field(4096, ge=1, description="open client connections per process; more are closed at once")
+    max_response_bytes: int = Field(
+        64 * 1024 * 1024, ge=1024, description="largest non-streamed upstream answer the gateway buffers (502 above)")
+    offload_parse_bytes: int = Field(
+        256 * 1024, ge=0, description="request bodies at least this large are parsed in a helper process (0: never)")
 
     # --- auth
     api_keys: KeyList = Field([], description="client API keys, comma-separated (auth off when empty)")
@@ -106,6 +116,13 @@ class Settings(BaseSettings):
         "baseline_urls", "speculative_urls", "api_keys", "rules_speculative_classes", mode="before"
     )(_split_csv)
 
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _no_blank_keys(cls, value: Any) -> Any:
+        if isinstance(value, str) and value and not value.replace(",", "").strip():
+            raise ValueError("SPECGATE_API_KEYS is set but holds no key (only blanks): refusing to run without auth")
+        return value
+
     @field_validator("baseline_urls", "speculative_urls")
     @classmethod
     def _strip_slash(cls, urls: list[str]) -> list[str]:
@@ -119,8 +136,22 @@ class Settings(BaseSettings):
                 line = line.split("#", 1)[0].strip()
                 if line:
                     keys.append(line.encode())
+            if not keys:
+                raise ValueError(f"{self.api_keys_file} holds no key (only blanks or comments): refusing to run without auth")
         return keys
 
     def redacted(self) -> dict[str, Any]:
-        """Effective settings for `/admin/config`; secrets shown as `**********`."""
-        return self.model_dump(mode="json")
+        """Effective settings for `/admin/config`; secrets and URL credentials shown as `**********`."""
+        out = self.model_dump(mode="json")
+        for name in ("baseline_urls", "speculative_urls"):
+            out[name] = [redact_url(u) for u in out[name]]
+        return out
+
+
+def redact_url(url: str) -> str:
+    """`http://user:pw@host` -> `http://**********@host`: a URL fit to show."""
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    if not sep or "@" not in authority:
+        return url
+    return f"{scheme}://**********@{authority.rsplit('@', 1)[1]}{slash}{path}"

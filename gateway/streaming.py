@@ -1,20 +1,26 @@
-"""What the gateway reads from a relayed SSE stream, without re-chunking or parsing every event.
+"""What the gateway reads from a relayed SSE stream: events framed by their blank line, never substrings.
 
-Upstream bytes are relayed as they arrive. The tap counts `data:` events with `bytes.count`, takes
-`completion_tokens` from any usage it sees with one regex, and, when the gateway itself asked for
-`include_usage` (to learn acceptance) but the client did not, removes the usage-only event. Only then
-does it frame events, holding back at most one incomplete event.
+Upstream bytes are relayed as they arrive. The tap splits the byte stream into events (`\\n\\n`) and
+reads each event's `data:` lines: an event with data counts once, `[DONE]` is an event whose whole data
+is `[DONE]`, and usage is read by parsing the event's JSON. Text inside generated content can contain
+`data: ` or `data: [DONE]`: it sits inside a JSON string on a line that starts with `data:`, so it is
+never mistaken for a field.
+
+Work and memory per event are bounded: only the first `HEAD_BYTES` of an event are kept to read it (a
+usage event is a few hundred bytes). When the gateway itself asked for `include_usage` but the client
+did not, the usage-only event is removed; an event is held back until complete only while it could be
+that event (≤ `HEAD_BYTES`); a larger event is relayed as it arrives.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import orjson
 
 COMPLETION_TOKENS = re.compile(rb'"completion_tokens"\s*:\s*(\d+)')
-_USAGE_ONLY = re.compile(rb'"choices"\s*:\s*\[\s*\]')
-_DATA = b"data: "
-_DONE = b"data: [DONE]"
+HEAD_BYTES = 64 * 1024
 
 
 @dataclass(slots=True)
@@ -25,58 +31,87 @@ class SseTap:
     usage_events: int = 0
     done: bool = False
     completion_tokens: int | None = None
-    _pending: bytes = b""
+    _head: bytearray = field(default_factory=bytearray)  # the current event's first HEAD_BYTES
+    _over: bool = False  # the current event outgrew HEAD_BYTES: relayed as it comes, not read
+    _last_nl: bool = False  # the current event's last byte so far is `\n`
 
     def feed(self, chunk: bytes) -> bytes:
-        """Account for `chunk` and return the bytes to relay to the client (maybe `chunk` itself)."""
-        if self.strip_usage:
-            return self._feed_framed(chunk)
-        self._account(chunk)
-        return chunk
+        """Account for `chunk` and return the bytes to relay to the client (`chunk` itself unless stripping)."""
+        out: list[bytes] = []
+        start = 0
+        if self._last_nl and chunk[:1] == b"\n":  # the blank line that ends an event spans two chunks
+            self._part(b"\n", True, out)
+            start = 1
+        while (end := chunk.find(b"\n\n", start)) >= 0:
+            self._part(chunk[start:end + 2], True, out)
+            start = end + 2
+        if start < len(chunk):
+            self._part(chunk[start:], False, out)
+        self._last_nl = bool(self._head or self._over) and chunk.endswith(b"\n")
+        if not self.strip_usage:
+            return chunk
+        return out[0] if len(out) == 1 else b"".join(out)
 
     def flush(self) -> bytes:
-        rest, self._pending = self._pending, b""
-        if rest:
-            self._account(rest)
-        return rest
-
-    def _count(self, data: bytes) -> None:
-        self.data_events += data.count(_DATA)
-        if _DONE in data:
-            self.done = True
-
-    def _account(self, data: bytes) -> None:
-        self._count(data)
-        if b'"usage"' in data:
-            found = COMPLETION_TOKENS.findall(data)
-            if found:
-                self.completion_tokens = int(found[-1])
-            self.usage_events += len(_USAGE_ONLY.findall(data))
-
-    def _feed_framed(self, chunk: bytes) -> bytes:
-        if not self._pending and chunk.endswith(b"\n\n") and b'"usage"' not in chunk:
-            self._count(chunk)  # the common case: whole events, nothing to strip, no copy
-            return chunk
-        data = self._pending + chunk if self._pending else chunk
-        end = data.rfind(b"\n\n")
-        if end < 0:
-            self._pending = data
+        """End of stream: an unterminated last event is read and relayed as it is."""
+        if not self._head:
             return b""
-        complete, self._pending = data[: end + 2], data[end + 2 :]
-        if b'"usage"' not in complete:
-            self._count(complete)
-            return complete
-        kept = []
-        for event in complete.split(b"\n\n")[:-1]:
-            if b'"usage"' in event and _USAGE_ONLY.search(event):
-                found = COMPLETION_TOKENS.findall(event)
-                if found:
-                    self.completion_tokens = int(found[-1])
-                continue
-            kept.append(event + b"\n\n")
-        out = b"".join(kept)
-        self._account(out)
-        return out
+        out: list[bytes] = []
+        self._finish(out)
+        return b"".join(out) if self.strip_usage else b""
+
+    def _part(self, part: bytes, complete: bool, out: list[bytes]) -> None:
+        if not self._over:
+            if len(self._head) + len(part) <= HEAD_BYTES:
+                self._head += part
+            else:  # too large to be a usage event: read its head, relay what was held and the rest as it comes
+                self._over = True
+                self._read(bytes(self._head))
+                if self.strip_usage:
+                    out.append(bytes(self._head))
+                self._head.clear()
+        if self._over:
+            if self.strip_usage:
+                out.append(part)
+            if complete:
+                self._over = False
+            return
+        if complete:
+            self._finish(out)
+
+    def _finish(self, out: list[bytes]) -> None:
+        event = bytes(self._head)
+        self._head.clear()
+        usage_only = self._read(event)
+        if self.strip_usage and not usage_only:
+            out.append(event)
+
+    def _read(self, event: bytes) -> bool:
+        """Account for one event (or the head of a large one); True when it is a usage-only event."""
+        lines = [line[5:] for line in event.split(b"\n") if line.startswith(b"data:")]
+        if not lines:
+            return False
+        data = b"\n".join(line[1:] if line.startswith(b" ") else line for line in lines).rstrip(b"\r")
+        self.data_events += 1
+        if data == b"[DONE]":
+            self.done = True
+            return False
+        if b'"usage"' not in data:
+            return False
+        try:
+            obj = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return False
+        usage = obj.get("usage") if isinstance(obj, dict) else None
+        if not isinstance(usage, dict):
+            return False
+        tokens = usage.get("completion_tokens")
+        if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0:
+            self.completion_tokens = tokens
+        if obj.get("choices") == []:
+            self.usage_events += 1
+            return True
+        return False
 
     @property
     def engine_steps(self) -> int:

@@ -143,7 +143,7 @@ async def test_hang_fails_over_after_first_byte_timeout(gateway_factory: Any,
     base, spec = fakes
     base.mode = "hang"
     gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], policy="baseline",
-                               first_byte_timeout_s=0.3)
+                               first_byte_timeout_s=0.3, nonstream_timeout_per_token_s=0.0)
     async with aiohttp.ClientSession() as s:
         for stream in (False, True):
             t0 = time.monotonic()
@@ -261,16 +261,21 @@ async def test_flaky_500_half_the_time_all_succeed(gateway_factory: Any,
     assert metric(text, "specgate_requests_total", status="200") == n
 
 
-async def test_both_flaky_all_succeed_within_max_attempts(gateway_factory: Any,
+async def test_both_flaky_bounded_to_two_backends_per_request(gateway_factory: Any,
                                                           fakes: tuple[FakeBackend, FakeBackend]) -> None:
     base, spec = fakes
     base.mode = spec.mode = "flaky"  # each fails its odd-numbered calls: deterministic when sequential
     gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], policy="baseline",
                                eject_consecutive_failures=1000, max_attempts=4)
+    statuses = []
     async with aiohttp.ClientSession() as s:
         for _ in range(6):
             async with s.post(gw.url + CHAT, json=body()) as r:
-                assert r.status == 200, await r.text()
+                statuses.append(r.status)
+    # A 500 from the second backend too reads as the request's own failure: passed through, not retried
+    # further. Here that happens when both fail the same request (their odd calls line up).
+    assert set(statuses) <= {200, 500} and statuses.count(200) >= 3, statuses
+    assert base.calls + spec.calls <= 2 * len(statuses)
 
 
 async def test_ejection_visible_and_return_after_health(gateway_factory: Any,
@@ -458,8 +463,9 @@ async def test_attempts_are_bounded_by_max_attempts(gateway_factory: Any) -> Non
                                    max_attempts=3, eject_consecutive_failures=100)
         async with aiohttp.ClientSession() as s, s.post(gw.url + CHAT, json=body()) as r:
             assert r.status == 502
-        assert sum(f.calls for f in fakes) == 3
-        assert fakes[0].calls + fakes[1].calls == 2  # same role first, then the other role
+        # Two backends answering 5xx to the same request: the request is the cause, no third try.
+        assert sum(f.calls for f in fakes) == 2
+        assert fakes[0].calls + fakes[1].calls == 2  # same role first
     finally:
         for f in fakes:
             await f.stop()

@@ -16,7 +16,7 @@ from gateway.learner import Learner
 from gateway.metrics import Metrics
 from gateway.proxy import Proxy
 from gateway.router import Router, learner_config
-from gateway.settings import Settings
+from gateway.settings import Settings, redact_url
 from gateway.state import AppState
 from gateway.upstream import create_session
 from gateway.vllm_metrics import SpecDelta
@@ -25,6 +25,7 @@ log = logging.getLogger("specgate")
 
 
 def create_app(settings: Settings, registry: CollectorRegistry | None = None) -> web.Application:
+    _check_upstream_auth(settings)
     disable_created_metrics()  # type: ignore[no-untyped-call]  # no dashboard uses `_created` series
     metrics = Metrics(registry)
     learner = Learner(learner_config(settings))
@@ -46,6 +47,16 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     return app
 
 
+def _check_upstream_auth(settings: Settings) -> None:
+    """aiohttp cannot send URL credentials (Basic) and an Authorization header together: refuse to start
+    rather than fail every request routed there."""
+    with_credentials = [redact_url(u) for u in (*settings.baseline_urls, *settings.speculative_urls)
+                        if redact_url(u) != u]
+    if with_credentials and settings.upstream_api_key is not None:
+        raise ValueError(f"backend URLs with credentials ({', '.join(with_credentials)}) cannot be combined with "
+                         "SPECGATE_UPSTREAM_API_KEY: use one or the other")
+
+
 async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
     state = app[AppState.key]
     session = create_session(state.settings)
@@ -62,6 +73,7 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
         with contextlib.suppress(asyncio.CancelledError):
             await task
     await session.close()
+    state.proxy.intake.close()
 
 
 async def _export_loop(state: AppState) -> None:

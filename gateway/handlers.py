@@ -26,6 +26,7 @@ from gateway.protocol import (
     InvalidRequest,
     NoBackendAvailable,
     NotFound,
+    RequestTimeout,
     Unauthorized,
     UpstreamUnavailable,
 )
@@ -72,7 +73,14 @@ def make_middleware(state: AppState) -> Middleware:
                 raise Draining("The gateway is shutting down; retry on another replica.")
             return await handler(request)
         except GatewayError as err:
-            return gateway_error_response(err)
+            response = gateway_error_response(err)
+            if isinstance(err, RequestTimeout):  # answer, then close: no lingering for the rest of a slow body
+                response.force_close()
+                await response.prepare(request)
+                await response.write_eof()
+                if request.transport is not None:
+                    request.transport.close()
+            return response
         except web.HTTPRequestEntityTooLarge:
             return gateway_error_response(BodyTooLarge(
                 f"Request body exceeds the limit of {state.settings.max_body_bytes} bytes."))

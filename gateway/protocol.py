@@ -218,6 +218,9 @@ def request_view(endpoint: str, body: dict[str, Any]) -> RequestView:
     if stream is not None and not isinstance(stream, bool):
         raise InvalidRequest("'stream' must be a boolean.", param="stream", code="invalid_type")
     n = _optional_int(body, "n", 1) or 1
+    n = max(n, _optional_int(body, "best_of", 1) or 1)  # best_of and beam search generate several sequences
+    if body.get("use_beam_search") is True:
+        n = max(n, 2)
     temperature = _number(body, "temperature", 1.0, 0.0, 2.0)
     top_p = _number(body, "top_p", 1.0, 0.0, 1.0)
     max_tokens = _optional_int(body, "max_tokens", 1)

@@ -15,6 +15,7 @@ import logging
 import random
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import aiohttp
 import orjson
@@ -81,7 +82,17 @@ class Proxy:
         self.client_auth_on = client_auth_on
         self.session: aiohttp.ClientSession | None = None
         self.intake = Intake(settings)
-        self.stopping = False  # set by `serve` when the drain is over and streams are about to be cancelled
+        self.stopping = False  # set when the drain is over: streams cancelled from then on say why
+        self._streams: set[asyncio.Task[Any]] = set()
+
+    async def end_streams(self, wait_s: float) -> None:
+        """End of a drain: cancel the streams still relaying; each ends with an SSE error event."""
+        self.stopping = True
+        tasks = set(self._streams)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=wait_s)
 
     async def handle(self, request: web.Request, endpoint: str) -> web.StreamResponse:
         t0 = time.perf_counter()
@@ -249,6 +260,9 @@ class Proxy:
         await out.prepare(ctx.request)
         tap = SseTap(strip_usage=ctx.strip_usage, chat=ctx.endpoint == CHAT)
         relay = Relay(out, tap)
+        task = asyncio.current_task()
+        assert task is not None
+        self._streams.add(task)
         try:
             gap = self.metrics.child(self.metrics.inter_chunk, backend.role, ctx.routed.cls)
             error = await pump(resp, relay, first, self.settings.idle_timeout_s, gap)
@@ -257,6 +271,8 @@ class Proxy:
                 with contextlib.suppress(Exception):
                     await relay.error("gateway shutting down", outcome)
             raise
+        finally:
+            self._streams.discard(task)
         if error == "client_stalled":
             outcome.status = "aborted"
             _warn(event="client_stalled", id=ctx.request_id, backend=backend.name)

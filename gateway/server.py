@@ -81,7 +81,7 @@ async def serve(settings: Settings, *, reuse_port: bool = False) -> None:
     while state.active_requests > 0 and time.monotonic() < deadline:  # noqa: ASYNC110 -- polling a plain counter is simpler than an event set from every request
         await asyncio.sleep(0.05)
     log.info('{"event": "stopping", "cancelled_inflight": %d}', state.active_requests)
-    state.proxy.stopping = True  # streams cancelled from here on end with an SSE error event
+    await state.proxy.end_streams(0.5)  # each still-open stream ends with an SSE error event
     await runner.cleanup()
     flusher.cancel()
     _flush_access_log()

@@ -17,7 +17,7 @@ from gateway.learner import Learner
 from gateway.metrics import Metrics
 from gateway.proxy import Proxy
 from gateway.router import Router, learner_config
-from gateway.settings import Settings
+from gateway.settings import Settings, redact_url
 from gateway.state import AppState
 from gateway.upstream import create_session
 from gateway.vllm_metrics import SpecDelta
@@ -26,6 +26,7 @@ log = logging.getLogger("specgate")
 
 
 def create_app(settings: Settings, registry: CollectorRegistry | None = None) -> web.Application:
+    _check_upstream_auth(settings)
     disable_created_metrics()  # type: ignore[no-untyped-call]  # no dashboard uses `_created` series
     metrics = Metrics(registry)
     learner = Learner(learner_config(settings))
@@ -45,6 +46,16 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     add_routes(app)
     app.cleanup_ctx.append(_upstream_and_loops)
     return app
+
+
+def _check_upstream_auth(settings: Settings) -> None:
+    """aiohttp cannot send URL credentials (Basic) and an Authorization header together: refuse to start
+    rather than fail every request routed there."""
+    with_credentials = [redact_url(u) for u in (*settings.baseline_urls, *settings.speculative_urls)
+                        if redact_url(u) != u]
+    if with_credentials and settings.upstream_api_key is not None:
+        raise ValueError(f"backend URLs with credentials ({', '.join(with_credentials)}) cannot be combined with "
+                         "SPECGATE_UPSTREAM_API_KEY: use one or the other")
 
 
 async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
@@ -72,6 +83,7 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
         except OSError as exc:
             log.warning('{"event": "state_not_saved", "why": "%s"}', type(exc).__name__)
     await session.close()
+    state.proxy.intake.close()
 
 
 async def _export_loop(state: AppState) -> None:

@@ -7,12 +7,14 @@ import hmac
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from urllib.parse import unquote
 
 import aiohttp
 import orjson
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 from prometheus_client import CONTENT_TYPE_LATEST
+from yarl import URL
 
 from gateway import persist
 from gateway.backends import BackendPool
@@ -22,19 +24,23 @@ from gateway.protocol import (
     BodyTooLarge,
     Draining,
     GatewayError,
+    InvalidRequest,
     NoBackendAvailable,
     NotFound,
+    RequestTimeout,
     Unauthorized,
     UpstreamUnavailable,
 )
 from gateway.proxy import Proxy, gateway_error_response
+from gateway.settings import redact_url
 from gateway.state import AppState
-from gateway.upstream import response_headers, upstream_headers
+from gateway.upstream import ResponseTooLarge, read_capped, request_id, response_headers, upstream_headers
 
 log = logging.getLogger("specgate.http")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 OPEN_PATHS = frozenset({"/health", "/ready", "/metrics"})
 _JSON = "application/json"
+_MODELS_BYTES = 4 * 1024 * 1024
 
 
 def _bearer(request: web.Request) -> bytes:
@@ -54,25 +60,28 @@ def _key_matches(given: bytes, keys: list[bytes]) -> bool:
 def make_middleware(state: AppState) -> Middleware:
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        path = request.path
+        if path in OPEN_PATHS:
+            return await handler(request)
+        state.active_requests += 1  # what a drain waits for: every request but the probes
         try:
-            path = request.path
-            if path not in OPEN_PATHS:
-                if path.startswith("/admin/"):
-                    if state.admin_keys and not _key_matches(_bearer(request), state.admin_keys):
-                        raise Unauthorized("Invalid or missing admin API key.")
-                elif state.client_keys and not _key_matches(_bearer(request), state.client_keys):
-                    raise Unauthorized("Invalid or missing API key. Send it as 'Authorization: Bearer <key>'.")
-                if state.draining and path.startswith("/v1/"):
-                    raise Draining("The gateway is shutting down; retry on another replica.")
-            if not path.startswith("/v1/"):
-                return await handler(request)
-            state.active_requests += 1  # every /v1 request, passthrough and retry backoff included: drain waits
-            try:
-                return await handler(request)
-            finally:
-                state.active_requests -= 1
+            if path.startswith("/admin/"):
+                if state.admin_keys and not _key_matches(_bearer(request), state.admin_keys):
+                    raise Unauthorized("Invalid or missing admin API key.")
+            elif state.client_keys and not _key_matches(_bearer(request), state.client_keys):
+                raise Unauthorized("Invalid or missing API key. Send it as 'Authorization: Bearer <key>'.")
+            if state.draining and path.startswith("/v1/"):
+                raise Draining("The gateway is shutting down; retry on another replica.")
+            return await handler(request)
         except GatewayError as err:
-            return gateway_error_response(err)
+            response = gateway_error_response(err)
+            if isinstance(err, RequestTimeout):  # answer, then close: no lingering for the rest of a slow body
+                response.force_close()
+                await response.prepare(request)
+                await response.write_eof()
+                if request.transport is not None:
+                    request.transport.close()
+            return response
         except web.HTTPRequestEntityTooLarge:
             return gateway_error_response(BodyTooLarge(
                 f"Request body exceeds the limit of {state.settings.max_body_bytes} bytes."))
@@ -82,6 +91,11 @@ def make_middleware(state: AppState) -> Middleware:
                 return web.Response(status=exc.status, content_type=_JSON, body=orjson.dumps(
                     {"error": {"message": exc.reason, "type": err_type, "param": None, "code": exc.status}}))
             raise
+        except Exception:  # a bug must not answer plain text: log it with its traceback, answer OpenAI-shaped
+            log.exception('{"event": "unhandled_error", "path": %s}', orjson.dumps(path).decode())
+            return gateway_error_response(GatewayError("Internal gateway error."))
+        finally:
+            state.active_requests -= 1
     return middleware
 
 
@@ -108,8 +122,8 @@ async def ready(request: web.Request) -> web.Response:
         "ready": not state.draining and pool.ready(),
         "draining": state.draining,
         "backends": [
-            {"name": b.name, "role": b.role, "group": b.group, "url": b.url,
-             "healthy": b.healthy, "routable": b.routable(_now()),
+            {"name": b.name, "role": b.role, "group": b.group, "url": redact_url(b.url), "healthy": b.healthy,
+             "routable": b.routable(_now()),
              "inflight": b.inflight, "ejections": b.ejections}
             for b in pool.backends
         ],
@@ -140,11 +154,11 @@ async def models(request: web.Request) -> web.Response:
                                    timeout=aiohttp.ClientTimeout(total=5)) as r:
                 if r.status != 200:
                     return []
-                data = orjson.loads(await r.read())
-                models = data.get("data") if isinstance(data, dict) else None
-                return [m for m in models if isinstance(m, dict)] if isinstance(models, list) else []
-        except (aiohttp.ClientError, OSError, TimeoutError, orjson.JSONDecodeError):
+                data = orjson.loads(await read_capped(r, _MODELS_BYTES))
+        except (aiohttp.ClientError, OSError, TimeoutError, orjson.JSONDecodeError, ResponseTooLarge):
             return []
+        entries = data.get("data") if isinstance(data, dict) else None  # any other shape: this backend has none
+        return [m for m in entries if isinstance(m, dict)] if isinstance(entries, list) else []
 
     merged: dict[str, dict[str, object]] = {}
     for entries in await asyncio.gather(*(fetch(b.url) for b in backends)):
@@ -155,41 +169,47 @@ async def models(request: web.Request) -> web.Response:
     return web.json_response({"object": "list", "data": list(merged.values())}, dumps=_dumps)
 
 
-def _safe_v1_path(request: web.Request) -> str:
-    """The request's path and query if the path is a plain `/v1/...` path: no dot segments and no encoded
-    slashes or backslashes, which a URL normaliser could turn into a path outside `/v1` upstream."""
-    raw = request.raw_path.split("?", 1)[0]
-    lowered = raw.lower()
-    segments = request.path.split("/")
-    if (not request.path.startswith("/v1/") or any(seg in (".", "..") for seg in segments)
-            or "%2f" in lowered or "%5c" in lowered or "\\" in raw or "%2e" in lowered):
-        raise NotFound(f"Unknown path {raw!r}.")
-    return request.path_qs
-
-
 async def passthrough(request: web.Request) -> web.StreamResponse:
-    """Other `/v1/*` paths go to the least-loaded healthy baseline, unchanged."""
-    path = _safe_v1_path(request)
+    """Other `/v1/*` paths go to the least-loaded healthy baseline, streamed both ways. Only a normalised
+    path is forwarded (no dot segments, no encoded slashes), redirects are not followed."""
     state = request.app[AppState.key]
     session = state.proxy.session
     assert session is not None
+    path = _safe_v1_path(request.raw_path)
     backend = state.pool.pick("baseline", _now()) or state.pool.pick("speculative", _now())
     if backend is None:
         raise NoBackendAvailable("No healthy backend is available.")
-    body = await request.read()
+    body = await state.proxy.intake.read(request)
     headers = upstream_headers(request.headers, state.settings, bool(state.client_keys),
-                               request.headers.get("x-request-id", "passthrough"))
+                               request_id(request.headers.get("x-request-id")))
+    url = URL(backend.url + path, encoded=True)
     try:
-        async with session.request(request.method, backend.url + path, data=body or None, headers=headers,
+        async with session.request(request.method, url, data=body or None, headers=headers,
                                    allow_redirects=False) as r:
-            data = await r.read()
             out = response_headers(r.headers)
             out["x-specgate-backend"] = backend.role
             out["x-specgate-instance"] = backend.name
             out["x-specgate-reason"] = "passthrough"
-            return web.Response(status=r.status, body=data, headers=out)
+            resp = web.StreamResponse(status=r.status, headers=out)
+            await resp.prepare(request)
+            async for chunk in r.content.iter_any():  # never buffered whole: back-pressure from the client
+                await resp.write(chunk)
+            await resp.write_eof()
+            return resp
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:
         raise UpstreamUnavailable(f"Upstream failed: {type(exc).__name__}") from None
+
+
+def _safe_v1_path(raw: str) -> str:
+    """The request's raw path and query if it is a plain `/v1/...` path, else `InvalidRequest` (400)."""
+    path, sep, query = raw.partition("?")
+    segments = path.split("/")
+    decoded = [unquote(seg) for seg in segments]
+    if (not path.startswith("/v1/") or "%2f" in path.lower() or "%5c" in path.lower() or "\\" in path
+            or any(seg in (".", "..") for seg in decoded) or "" in segments[2:-1]):
+        raise InvalidRequest("Path must be a normalised /v1/ path (no dot segments or encoded slashes).",
+                             code="invalid_path")
+    return path + sep + query
 
 
 async def admin_state(request: web.Request) -> web.Response:
@@ -200,8 +220,8 @@ async def admin_state(request: web.Request) -> web.Response:
         "learner": state.learner.state(),
         "regimes": state.router.state(),
         "backends": [
-            {"name": b.name, "role": b.role, "group": b.group, "url": b.url,
-             "healthy": b.healthy, "inflight": b.inflight, "routing_load": pool.load(b, _now()),
+            {"name": b.name, "role": b.role, "group": b.group, "url": redact_url(b.url), "healthy": b.healthy,
+             "inflight": b.inflight, "routing_load": pool.load(b, _now()),
              "scraped_load_age_s": None if b.scraped_load is None else round(_now() - b.scraped_at, 3),
              "ejections": b.ejections, "consecutive_failures": b.consecutive_failures,
              "scraped": None if b.snapshot is None else {

@@ -38,6 +38,12 @@ class InvalidRequest(GatewayError):
     type = "invalid_request_error"
 
 
+class RequestTimeout(GatewayError):
+    status = 408
+    type = "invalid_request_error"
+    code = "request_timeout"
+
+
 class BodyTooLarge(GatewayError):
     status = 413
     type = "invalid_request_error"
@@ -80,15 +86,10 @@ class UpstreamTimeout(GatewayError):
     code = "upstream_timeout"
 
 
-class UpstreamAnswerTooLarge(GatewayError):
-    """An upstream answer above `SPECGATE_MAX_UPSTREAM_BODY_BYTES`: refused rather than buffered."""
-
+class UpstreamTooLarge(GatewayError):
     status = 502
     type = "server_error"
-    code = "upstream_answer_too_large"
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"The upstream answer exceeds {limit} bytes; stream it (stream: true) instead.")
+    code = "upstream_response_too_large"
 
 
 def error_body(message: str, type_: str, param: str | None = None, code: str | int | None = None) -> bytes:
@@ -173,16 +174,10 @@ def _message_text(content: Any, param: str) -> str:
                          code="invalid_type")
 
 
-MAX_MESSAGES = 10_000  # far above any real conversation; bounds the work one request can cost the gateway
-
-
 def _chat_prompt(body: dict[str, Any]) -> tuple[int, str]:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise InvalidRequest("'messages' must be a non-empty array.", param="messages", code="invalid_type")
-    if len(messages) > MAX_MESSAGES:
-        raise InvalidRequest(f"'messages' holds {len(messages)} messages; at most {MAX_MESSAGES} are accepted.",
-                             param="messages", code="too_many_messages")
     chars = 0
     system, last_user = "", ""
     for i, message in enumerate(messages):
@@ -223,9 +218,9 @@ def request_view(endpoint: str, body: dict[str, Any]) -> RequestView:
     if stream is not None and not isinstance(stream, bool):
         raise InvalidRequest("'stream' must be a boolean.", param="stream", code="invalid_type")
     n = _optional_int(body, "n", 1) or 1
-    best_of = _optional_int(body, "best_of", 1) or 1
-    if best_of > 1 or body.get("use_beam_search") is True:  # several sequences per request, like n > 1
-        n = max(n, best_of, 2)
+    n = max(n, _optional_int(body, "best_of", 1) or 1)  # best_of and beam search generate several sequences
+    if body.get("use_beam_search") is True:
+        n = max(n, 2)
     temperature = _number(body, "temperature", 1.0, 0.0, 2.0)
     top_p = _number(body, "top_p", 1.0, 0.0, 1.0)
     max_tokens = _optional_int(body, "max_tokens", 1)
@@ -259,3 +254,16 @@ def request_view(endpoint: str, body: dict[str, Any]) -> RequestView:
         has_tools=bool(body.get("tools")) and body.get("tool_choice") != "none",
         has_structured_fields=has_structured,
     )
+
+
+def prepare(endpoint: str, raw: bytes) -> tuple[RequestView, bytes | None]:
+    """Parse and validate a completion request; also the body to send upstream when it must change
+    (a stream whose client did not ask for usage gets `include_usage`, so the gateway can learn).
+    Pure and picklable both ways: large bodies run it in a helper process."""
+    body = parse_json_object(raw)
+    view = request_view(endpoint, body)
+    if not (view.stream and not view.include_usage):
+        return view, None
+    options = body.get("stream_options")
+    body["stream_options"] = {**(options if isinstance(options, dict) else {}), "include_usage": True}
+    return view, orjson.dumps(body)

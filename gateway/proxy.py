@@ -10,11 +10,10 @@ so vLLM aborts the request.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
-import re
 import time
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,34 +24,33 @@ from multidict import CIMultiDictProxy
 
 from gateway.backends import Backend, BackendPool
 from gateway.costmodel import OTHER_ROLE, Role
+from gateway.intake import Intake
 from gateway.learner import Learner, Observation
 from gateway.metrics import Metrics
 from gateway.protocol import (
     CHAT,
     GatewayError,
     NoBackendAvailable,
-    RequestView,
-    UpstreamAnswerTooLarge,
     UpstreamTimeout,
+    UpstreamTooLarge,
     UpstreamUnavailable,
-    error_body,
-    parse_json_object,
-    request_view,
 )
+from gateway.relay import Outcome, Relay, close_client, first_byte_timeout, pump
 from gateway.router import Routed, Router
 from gateway.settings import Settings
 from gateway.streaming import COMPLETION_TOKENS, SseTap
-from gateway.upstream import RETRY_STATUSES, UpstreamFailure, map_client_error, response_headers, upstream_headers
+from gateway.upstream import (
+    RETRY_STATUSES,
+    ResponseTooLarge,
+    UpstreamFailure,
+    map_client_error,
+    read_capped,
+    request_id,
+    response_headers,
+    upstream_headers,
+)
 
 log = logging.getLogger("specgate.access")
-
-
-@dataclass(slots=True)
-class Outcome:
-    status: str
-    ttft_s: float | None = None
-    completion_tokens: int | None = None
-    steps: int | None = None
 
 
 @dataclass(slots=True)
@@ -68,13 +66,14 @@ class Context:
     strip_usage: bool
     payload: bytes
     headers: dict[str, str]
+    first_byte_timeout_s: float
     attempts: int = 0
     overhead_recorded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Loads:
-    """What the request's server and its GPU carried when the request was sent (for the learner and the log)."""
+    """What the request's server and its GPU carried while the request ran (for the learner and the log)."""
 
     load_self: float  # mean over the request's life, itself included
     co_runners: tuple[tuple[Role, float], ...]
@@ -91,42 +90,46 @@ class Proxy:
         self.metrics = metrics
         self.client_auth_on = client_auth_on
         self.session: aiohttp.ClientSession | None = None
+        self.intake = Intake(settings)
+        self.stopping = False  # set when the drain is over: streams cancelled from then on say why
+        self._streams: set[asyncio.Task[Any]] = set()
+
+    async def end_streams(self, wait_s: float) -> None:
+        """End of a drain: cancel the streams still relaying; each ends with an SSE error event."""
+        self.stopping = True
+        tasks = set(self._streams)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=wait_s)
 
     async def handle(self, request: web.Request, endpoint: str) -> web.StreamResponse:
         t0 = time.perf_counter()
-        raw = await request.read()
-        if len(raw) > OFFLOAD_PARSE_BYTES:  # a large body is parsed off the event loop: /health stays prompt
-            body, view = await asyncio.to_thread(_parse, raw, endpoint)
-        else:
-            body, view = _parse(raw, endpoint)
-        request_id = client_request_id(request.headers.get("x-request-id"))
-        routed = self.router.route(view, request_id)
+        raw = await self.intake.read(request)
+        view, changed = await self.intake.prepare(endpoint, raw)
+        rid = request_id(request.headers.get("x-request-id"))
+        routed = self.router.route(view, rid)
         if routed is None:
             raise NoBackendAvailable("No healthy backend is available.")
         d = routed.decision
         self.metrics.child(self.metrics.decisions, d.role, routed.task_class, d.reason).inc()
-        payload = raw  # the client's bytes, unless the gateway must change the body
-        strip_usage = False
-        if view.stream and not view.include_usage:
-            options = body.get("stream_options")
-            body["stream_options"] = {**(options if isinstance(options, dict) else {}), "include_usage": True}
-            payload, strip_usage = orjson.dumps(body), True
-        headers = dict(upstream_headers(request.headers, self.settings, self.client_auth_on, request_id))
+        headers = dict(upstream_headers(request.headers, self.settings, self.client_auth_on, rid))
         headers["Content-Type"] = "application/json"
-        ctx = Context(request, endpoint, t0, request_id, routed, view.stream, strip_usage, payload, headers)
+        ctx = Context(request, endpoint, t0, rid, routed, view.stream, changed is not None,
+                      raw if changed is None else changed, headers, first_byte_timeout(self.settings, view))
         return await self._with_failover(ctx)
 
     async def _with_failover(self, ctx: Context) -> web.StreamResponse:
+        """Connect failures blame the backend at once. A suspect failure (5xx answer, redirect, timeout)
+        may be the request's own doing: it blames the backend only if another backend then serves the
+        request; when a second backend fails it too, the request is the cause: no blame, no more tries."""
         role = ctx.routed.decision.role
         tried: set[Backend] = set()
+        suspects: list[tuple[Backend, UpstreamFailure]] = []
         last: tuple[UpstreamFailure, Backend] | None = None  # the last failure and the backend that failed
-        pending_500: Backend | None = None  # a 500 is the backend's fault unless the next backend answers 500 too
         while ctx.attempts < self.settings.max_attempts:
-            now = time.monotonic()
-            exclude = frozenset(tried)  # untried backends first, the same role first; then any routable one again
-            first = self.pool.by_name(ctx.routed.decision.backend, now) if not ctx.attempts else None
-            backend = (first or self.pool.pick(role, now, exclude) or self.pool.pick(OTHER_ROLE[role], now, exclude)
-                       or self.pool.pick(role, now) or self.pool.pick(OTHER_ROLE[role], now))
+            chosen = self.pool.by_name(ctx.routed.decision.backend, time.monotonic()) if not ctx.attempts else None
+            backend = chosen or self._next_backend(role, frozenset(tried), again=not suspects)
             if backend is None:
                 break
             if ctx.attempts:
@@ -137,23 +140,33 @@ class Proxy:
                 response = await self._attempt(ctx, backend)
             except UpstreamFailure as failure:
                 last = (failure, backend)
-                if isinstance(failure, _StatusFailure) and failure.status == 500:
-                    if pending_500 is not None:  # it follows the request: the request's fault, no one is ejected
-                        pending_500 = None
-                        _warn(event="request_caused_500", id=ctx.request_id, backend=backend.name)
-                        break
-                    pending_500 = backend
-                else:
+                if not failure.suspect:
                     self.pool.record_failure(backend, failure.reason)
+                elif suspects:
+                    suspects.append((backend, failure))
+                    _warn(event="request_caused_failure", id=ctx.request_id, backend=backend.name,
+                          reason=failure.reason)
+                    break
+                else:
+                    suspects.append((backend, failure))
                 self.metrics.failovers.labels(backend.name, backend.role).inc()
                 _warn(event="failover", id=ctx.request_id, backend=backend.name, reason=failure.reason)
                 continue
-            if pending_500 is not None:
-                self.pool.record_failure(pending_500, "status_5xx")
+            for suspect, why in suspects:  # another backend served it: the suspects failed on their own
+                self.pool.record_failure(suspect, why.reason)
+            suspects.clear()
             return response
-        if pending_500 is not None:
-            self.pool.record_failure(pending_500, "status_5xx")
+        for suspect, why in suspects:  # no other backend served it: counted, never blamed
+            self.metrics.upstream_errors.labels(suspect.name, suspect.role, why.reason).inc()
         return self._exhausted(ctx, last)
+
+    def _next_backend(self, role: Role, tried: frozenset[Backend], again: bool) -> Backend | None:
+        """Untried backends first, the same role first; then (unless `again` is False) any routable one."""
+        now = time.monotonic()
+        backend = self.pool.pick(role, now, tried) or self.pool.pick(OTHER_ROLE[role], now, tried)
+        if backend is None and again:
+            backend = self.pool.pick(role, now) or self.pool.pick(OTHER_ROLE[role], now)
+        return backend
 
     def _exhausted(self, ctx: Context, failed: tuple[UpstreamFailure, Backend] | None) -> web.StreamResponse:
         """Every attempt failed: pass the last upstream error answer through, else our own error."""
@@ -188,7 +201,6 @@ class Proxy:
 
     async def _attempt(self, ctx: Context, backend: Backend) -> web.StreamResponse:
         assert self.session is not None
-        s = self.settings
         now = time.monotonic()
         co_runners, warmup = self.pool.co_runners(backend, now), self.pool.warming_up(backend)
         self.pool.acquire(backend)
@@ -199,25 +211,28 @@ class Proxy:
             if not ctx.overhead_recorded:
                 ctx.overhead_recorded = True
                 self.metrics.overhead.observe(time.perf_counter() - ctx.t0)
-            async with asyncio.timeout(self._first_byte_timeout_s(ctx)) as deadline:
+            async with asyncio.timeout(ctx.first_byte_timeout_s) as deadline:
                 try:
                     sent = ctx.headers
-                    if backend.auth is not None and "Authorization" not in sent:
+                    if backend.auth is not None and "Authorization" not in sent:  # credentials from its URL
                         sent = {**sent, "Authorization": backend.auth}
                     resp = await self.session.post(backend.url + ctx.endpoint, data=ctx.payload, headers=sent,
                                                    allow_redirects=False)
                 except (aiohttp.ClientError, OSError, TimeoutError) as exc:
                     raise map_client_error(exc) from None
                 if resp.status in RETRY_STATUSES:
-                    body = await _read_or_fail(resp)
+                    body = await _read_or_fail(resp, self.settings.max_response_bytes)
                     raise _StatusFailure(backend, resp.status, body, resp.headers)
+                if 300 <= resp.status < 400:
+                    raise UpstreamFailure("protocol", f"upstream answered a redirect ({resp.status}); not followed",
+                                          suspect=True)
                 if ctx.stream and resp.status == 200:
                     first = await _readany_or_fail(resp)
                     if not first:
                         raise UpstreamFailure("protocol", "upstream closed the stream before the first byte")
                     deadline.reschedule(None)
                     return await self._relay_stream(ctx, backend, resp, first, outcome)
-                data = await _read_or_fail(resp, s.max_upstream_body_bytes)
+                data = await _read_or_fail(resp, self.settings.max_response_bytes)
             self.pool.record_success(backend)
             outcome.status = str(resp.status)
             outcome.ttft_s = time.perf_counter() - ctx.t0
@@ -229,16 +244,18 @@ class Proxy:
             return web.Response(status=resp.status, body=data, headers=headers)
         except TimeoutError:
             outcome.status = "failed"
-            if not ctx.stream:
-                # A non-streamed answer arrives whole: it took longer than its budget because of its own length,
-                # so it is not replayed on every backend and ejects nobody.
-                outcome.status = "timeout"
-                raise UpstreamTimeout(
-                    f"The non-streamed answer took longer than {self._first_byte_timeout_s(ctx):.0f} s; stream it "
-                    "(stream: true) or raise SPECGATE_NONSTREAM_TIMEOUT_S_PER_TOKEN.") from None
-            raise UpstreamFailure("timeout", "no first byte from upstream in time") from None
+            raise UpstreamFailure("timeout", f"no answer from upstream within {ctx.first_byte_timeout_s:g} s",
+                                  suspect=True) from None
         except UpstreamFailure:
             outcome.status = "failed"
+            raise
+        except ResponseTooLarge as exc:  # the request's own answer: not retried, no blame
+            outcome.status = "502"
+            raise UpstreamTooLarge(f"Upstream answer too large: {exc}.") from None
+        except Exception:
+            outcome.status = "error"
+            log.exception(orjson.dumps({"event": "attempt_error", "id": ctx.request_id,
+                                        "backend": backend.name}).decode())
             raise
         finally:
             if resp is not None:
@@ -249,18 +266,9 @@ class Proxy:
             loads = self._mean_loads(backend, started, areas, co_runners, warmup)
             asyncio.get_running_loop().call_soon(self._record, ctx, backend, outcome, loads, e2e)
 
-    def _first_byte_timeout_s(self, ctx: Context) -> float:
-        """Streamed: the first byte. Non-streamed: the whole answer, so the budget grows with `max_tokens`."""
-        s = self.settings
-        if ctx.stream:
-            return s.first_byte_timeout_s
-        budget = s.first_byte_timeout_s + ctx.routed.features.max_tokens * s.nonstream_timeout_s_per_token
-        return min(budget, s.total_timeout_s)
-
     async def _relay_stream(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
                             outcome: Outcome) -> web.StreamResponse:
-        now = time.perf_counter()
-        outcome.ttft_s = now - ctx.t0
+        outcome.ttft_s = time.perf_counter() - ctx.t0
         headers = response_headers(resp.headers)
         headers.update(self._headers(ctx, backend))
         headers["Cache-Control"] = "no-cache"
@@ -268,59 +276,38 @@ class Proxy:
         out = web.StreamResponse(status=200, headers=headers)
         await out.prepare(ctx.request)
         tap = SseTap(strip_usage=ctx.strip_usage, chat=ctx.endpoint == CHAT)
-        gap = self.metrics.child(self.metrics.inter_chunk, backend.role, ctx.routed.task_class)
-        data = tap.feed(first)
-        if data:
-            await out.write(data)
-        idle = self.settings.idle_timeout_s
-        loop = asyncio.get_running_loop()
-        last = now
-        error: str | None = None
-        writing = False  # which side a timeout blames: the upstream read or the client write
-        last_out = data or b"\n\n"  # the last bytes relayed; sliced only when an error must follow them
-        deadline: asyncio.Timeout | None = None
+        relay = Relay(out, tap)
+        task = asyncio.current_task()
+        assert task is not None
+        self._streams.add(task)
         try:
-            async with asyncio.timeout_at(loop.time() + idle) as deadline:
-                read = resp.content.readany
-                while chunk := await read():
-                    now = time.perf_counter()
-                    gap.observe(now - last)
-                    last = now
-                    deadline.reschedule(loop.time() + idle)  # one deadline per chunk: the write, then the next read
-                    data = tap.feed(chunk)
-                    if data:
-                        writing = True
-                        await out.write(data)  # back-pressure: a slow client slows our reads, never buffers
-                        last_out = data
-                        writing = False
-        except TimeoutError:
-            if writing:  # the client stopped reading: it is gone as far as we are concerned
-                outcome.status = "aborted"
-                _warn(event="client_stalled", id=ctx.request_id, backend=backend.name)
-                if ctx.request.transport is not None:
-                    ctx.request.transport.close()
-                return out
-            idle_expired = deadline is not None and deadline.expired()
-            error = "upstream stream idle timeout" if idle_expired else "upstream stream total timeout"
-        except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
-            error = f"upstream stream broke: {type(exc).__name__}"
+            gap = self.metrics.child(self.metrics.inter_chunk, backend.role, ctx.routed.task_class)
+            error = await pump(resp, relay, first, self.settings.idle_timeout_s, gap)
+        except asyncio.CancelledError:
+            if self.stopping:  # the drain ran out: tell the client why its stream ends
+                with contextlib.suppress(Exception):
+                    await relay.error("gateway shutting down", outcome)
+            raise
+        finally:
+            self._streams.discard(task)
+        if error == "client_stalled":
+            outcome.status = "aborted"
+            _warn(event="client_stalled", id=ctx.request_id, backend=backend.name)
+            close_client(ctx.request)
+            return out
         rest = tap.flush()
         if rest:
             await out.write(rest)
-            last_out = rest
+            relay.last_out = rest
         if error is None and not tap.done:
             error = "upstream stream ended without [DONE]"
         outcome.completion_tokens = tap.completion_tokens
         outcome.steps = tap.engine_steps
         if error is not None:
-            outcome.status = "upstream_error"
             self.pool.record_failure(backend, "midstream")
-            payload = error_body(error, "server_error", None, "upstream_stream_error")
-            separator = b"" if last_out.endswith(b"\n\n") else b"\n\n"  # never glue the error to a partial event
-            await out.write(separator + b"data: " + payload + b"\n\n")
+            await relay.error(error, outcome)
             _warn(event="midstream_error", id=ctx.request_id, backend=backend.name, error=error)
-            if ctx.request.transport is not None:
-                ctx.request.transport.close()  # the client must see a closed connection, not a clean end
+            close_client(ctx.request)  # the client must see a closed connection, not a clean end
             return out
         outcome.status = "200"
         self.pool.record_success(backend)  # only a stream that ended cleanly clears the failure count
@@ -386,25 +373,6 @@ class Proxy:
         log.info(orjson.dumps(line).decode())
 
 
-OFFLOAD_PARSE_BYTES = 256 * 1024
-
-
-def _parse(raw: bytes, endpoint: str) -> tuple[dict[str, Any], RequestView]:
-    body = parse_json_object(raw)
-    return body, request_view(endpoint, body)
-
-
-_REQUEST_ID = re.compile(r"[A-Za-z0-9._:/+=@-]{1,128}")
-
-
-def client_request_id(value: str | None) -> str:
-    """The client's `x-request-id` when it is a short printable token, else a new one: an id with control or
-    non-ASCII characters must not reach logs or upstream headers."""
-    if value is not None and _REQUEST_ID.fullmatch(value):
-        return value
-    return uuid.uuid4().hex
-
-
 def _warn(**fields: object) -> None:
     """A JSON log line; values go through orjson, so a client's request id cannot forge fields."""
     log.warning(orjson.dumps(fields).decode())
@@ -414,27 +382,17 @@ class _StatusFailure(UpstreamFailure):
     """A retryable upstream status; kept so the last one can be passed through to the client."""
 
     def __init__(self, backend: Backend, status: int, body: bytes, headers: CIMultiDictProxy[str]) -> None:
-        super().__init__("status_5xx", f"upstream answered {status}", status=status)
+        super().__init__("status_5xx", f"upstream answered {status}", status=status, suspect=True)
         self.backend = backend
         self.body = body
         self.headers = headers
 
 
-async def _read_or_fail(resp: aiohttp.ClientResponse, limit: int = 1 << 26) -> bytes:
-    """The whole upstream body, at most `limit` bytes (a larger answer is refused, not buffered)."""
-    declared = resp.content_length
-    if declared is not None and declared > limit:
-        raise UpstreamAnswerTooLarge(limit)
-    parts, size = [], 0
+async def _read_or_fail(resp: aiohttp.ClientResponse, limit: int) -> bytes:
     try:
-        async for chunk in resp.content.iter_any():
-            size += len(chunk)
-            if size > limit:
-                raise UpstreamAnswerTooLarge(limit)
-            parts.append(chunk)
+        return await read_capped(resp, limit)
     except (aiohttp.ClientError, OSError) as exc:
         raise map_client_error(exc) from None
-    return b"".join(parts)
 
 
 async def _readany_or_fail(resp: aiohttp.ClientResponse) -> bytes:

@@ -28,11 +28,18 @@ class JsonLineFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         message = record.getMessage()
-        if message.startswith("{"):
+        if not record.exc_info and message.startswith("{"):
             return message
         import orjson
 
-        return orjson.dumps({"level": record.levelname.lower(), "logger": record.name, "message": message}).decode()
+        line: dict[str, object] = {"level": record.levelname.lower(), "logger": record.name, "message": message}
+        if message.startswith("{"):
+            with contextlib.suppress(orjson.JSONDecodeError):
+                parsed = orjson.loads(message)
+                line = parsed if isinstance(parsed, dict) else line
+        if record.exc_info:
+            line["traceback"] = self.formatException(record.exc_info)
+        return orjson.dumps(line, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
 def configure_logging(level: str) -> None:
@@ -55,9 +62,9 @@ async def serve(settings: Settings, *, reuse_port: bool = False) -> None:
     requests get `drain_timeout_s` to finish, the rest are cancelled (upstream closed)."""
     app = create_app(settings)
     state = app[AppState.key]
-    runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=0.5)
+    runner = make_runner(app, settings)
     await runner.setup()
-    site = web.TCPSite(runner, settings.host, settings.port, reuse_port=reuse_port or None, backlog=4096)
+    site = GuardedSite(runner, settings, reuse_port=reuse_port)
     await site.start()
     log.info('{"event": "listening", "host": "%s", "port": %d, "policy": "%s", "pid": %d}',
              settings.host, settings.port, settings.policy, os.getpid())
@@ -71,15 +78,55 @@ async def serve(settings: Settings, *, reuse_port: bool = False) -> None:
     state.metrics.draining.set(1)
     deadline = time.monotonic() + settings.drain_timeout_s
     log.info('{"event": "draining", "inflight": %d}', state.active_requests)
-    # every /v1 request counts (passthrough, /v1/models, attempts sleeping in retry backoff), not only upstream
-    # attempts in flight
-    while state.active_requests > 0 and time.monotonic() < deadline:  # noqa: ASYNC110 -- polling a plain counter is simpler than an event set from every release
+    while state.active_requests > 0 and time.monotonic() < deadline:  # noqa: ASYNC110 -- polling a plain counter is simpler than an event set from every request
         await asyncio.sleep(0.05)
-    left = state.active_requests
-    log.info('{"event": "stopping", "cancelled_inflight": %d}', left)
+    log.info('{"event": "stopping", "cancelled_inflight": %d}', state.active_requests)
+    await state.proxy.end_streams(0.5)  # each still-open stream ends with an SSE error event
     await runner.cleanup()
     flusher.cancel()
     _flush_access_log()
+
+
+def make_runner(app: web.Application, settings: Settings) -> web.AppRunner:
+    """The keep-alive timeout is also the header timeout: aiohttp closes a connection whose request
+    head has not arrived that long after it opened (or after the last response)."""
+    return web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=0.5,
+                         keepalive_timeout=settings.header_timeout_s)
+
+
+class GuardedSite(web.TCPSite):
+    """A TCP site that closes connections beyond `max_client_connections` at once."""
+
+    def __init__(self, runner: web.AppRunner, settings: Settings, *, reuse_port: bool = False) -> None:
+        super().__init__(runner, settings.host, settings.port, reuse_port=reuse_port or None, backlog=4096)
+        self._limit = settings.max_client_connections
+        self.bound_port = settings.port
+
+    async def start(self) -> None:
+        await web.BaseSite.start(self)
+        server = self._runner.server
+        assert server is not None
+        limit = self._limit
+
+        def factory() -> asyncio.Protocol:
+            if len(server.connections) >= limit:
+                return _Refuse()
+            return server()
+
+        loop = asyncio.get_running_loop()
+        listening = await loop.create_server(factory, self._host, self._port, backlog=self._backlog,
+                                             reuse_address=self._reuse_address, reuse_port=self._reuse_port)
+        self._server = listening
+        self.bound_port = int(listening.sockets[0].getsockname()[1])
+
+
+class _Refuse(asyncio.Protocol):
+    """Over the connection cap: answer 503 and close, without reading."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        transport.write(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        transport.close()
 
 
 def _flush_access_log() -> None:
@@ -137,13 +184,7 @@ def main(argv: list[str]) -> int:
     for name, value in vars(args).items():
         if value is not None:
             os.environ["SPECGATE_" + name.upper()] = str(value)
-    try:
-        settings = Settings()
-        settings.client_keys()
-        settings.topology()
-    except (ValueError, OSError) as exc:  # pydantic's ValidationError is a ValueError
-        print(f"specgate serve: invalid settings: {exc}", file=sys.stderr)
-        return 2
+    settings = Settings()
     configure_logging(settings.log_level)
     if settings.workers > 1:
         return _run_workers(settings)

@@ -105,14 +105,22 @@ class Settings(BaseSettings):
 
     # --- timeouts and limits
     connect_timeout_s: float = Field(2.0, description="upstream TCP connect timeout")
-    first_byte_timeout_s: float = Field(120.0, description="upstream time to the first byte of a stream; for a non-streamed answer, plus the per-token allowance below")
-    nonstream_timeout_s_per_token: float = Field(0.2, ge=0.0, description="non-streamed answers: seconds allowed per requested max_tokens on top of the first-byte timeout (a timeout there is the request's own length: 504, no failover, no ejection)")
-    max_upstream_body_bytes: int = Field(64 * 1024 * 1024, description="largest non-streamed upstream answer relayed (502 above; streams are relayed with back-pressure)")
+    first_byte_timeout_s: float = Field(120.0, description="upstream time to first byte of a stream; base of the non-streamed timeout")
+    nonstream_timeout_per_token_s: float = Field(
+        0.25, ge=0.0, description="non-streamed answers: first-byte timeout + this × max_tokens (total timeout without max_tokens)")
     idle_timeout_s: float = Field(60.0, description="max gap between streamed chunks")
     total_timeout_s: float = Field(900.0, description="whole upstream request")
     max_body_bytes: int = Field(8 * 1024 * 1024, description="request body limit (413 above)")
     drain_timeout_s: float = Field(30.0, description="SIGTERM: time in-flight requests get to finish")
     max_connections_per_backend: int = Field(1024, description="upstream connection pool size per backend")
+    header_timeout_s: float = Field(
+        15.0, gt=0.0, description="client connection: time to send a complete request head (also the idle keep-alive limit)")
+    body_timeout_s: float = Field(30.0, gt=0.0, description="client connection: time to send the request body (408 after)")
+    max_client_connections: int = Field(4096, ge=1, description="open client connections per process; more are closed at once")
+    max_response_bytes: int = Field(
+        64 * 1024 * 1024, ge=1024, description="largest non-streamed upstream answer the gateway buffers (502 above)")
+    offload_parse_bytes: int = Field(
+        256 * 1024, ge=0, description="request bodies at least this large are parsed in a helper process (0: never)")
 
     # --- auth
     api_keys: KeyList = Field([], description="client API keys, comma-separated (auth off when empty)")
@@ -136,6 +144,13 @@ class Settings(BaseSettings):
         if isinstance(value, str) and value.strip() and not keys:
             raise ValueError("SPECGATE_API_KEYS is set but holds no key (only blanks and commas)")
         return keys
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _no_blank_keys(cls, value: Any) -> Any:
+        if isinstance(value, str) and value and not value.replace(",", "").strip():
+            raise ValueError("SPECGATE_API_KEYS is set but holds no key (only blanks): refusing to run without auth")
+        return value
 
     @field_validator("baseline_urls", "speculative_urls")
     @classmethod
@@ -201,20 +216,31 @@ class Settings(BaseSettings):
         """API keys from `api_keys` and `api_keys_file` (one per line, '#' comments)."""
         keys = [k.get_secret_value().encode() for k in self.api_keys]
         if self.api_keys_file is not None:
-            from_file = [line.split("#", 1)[0].strip() for line in self.api_keys_file.read_text().splitlines()]
-            from_file = [k for k in from_file if k]
-            if not from_file:
-                raise ValueError(f"SPECGATE_API_KEYS_FILE {self.api_keys_file} holds no key: refusing to run "
-                                 "without client auth")
-            keys += [k.encode() for k in from_file]
+            for line in self.api_keys_file.read_text().splitlines():
+                line = line.split("#", 1)[0].strip()
+                if line:
+                    keys.append(line.encode())
+            if not keys:
+                raise ValueError(f"{self.api_keys_file} holds no key (only blanks or comments): refusing to run without auth")
         return keys
 
     def redacted(self) -> dict[str, Any]:
-        """Effective settings for `/admin/config`; secrets shown as `**********`, URL credentials removed."""
+        """Effective settings for `/admin/config`; secrets and URL credentials shown as `**********`."""
         out = self.model_dump(mode="json")
-        for name in ("baseline_urls", "speculative_urls", "backends"):
-            out[name] = [_CREDENTIALS.sub(r"\1", entry) for entry in out[name]]
+        for name in ("baseline_urls", "speculative_urls", "peers"):
+            out[name] = [redact_url(u) for u in out[name]]
+        out["backends"] = [f"{b.role}={redact_url(b.url)}" + (f"@{b.group}" if b.group else "")
+                           for b in map(parse_backend, out["backends"])]
         return out
+
+
+def redact_url(url: str) -> str:
+    """`http://user:pw@host` -> `http://**********@host`: a URL fit to show."""
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    if not sep or "@" not in authority:
+        return url
+    return f"{scheme}://**********@{authority.rsplit('@', 1)[1]}{slash}{path}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,7 +251,6 @@ class BackendSpec:
     name: str = ""
 
 
-_CREDENTIALS = re.compile(r"(https?://)[^/@\s]*@")
 _GROUP = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 

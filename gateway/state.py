@@ -33,7 +33,7 @@ class AppState:
     client_keys: list[bytes]
     admin_keys: list[bytes]
     draining: bool = False
-    active_requests: int = 0  # /v1 requests being handled (drain waits for them)
+    active_requests: int = 0  # requests being handled, probes excepted (the drain waits for them)
     multiprocess_dir: str | None = field(default_factory=lambda: os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
 
     def render_metrics(self) -> bytes:

@@ -1,12 +1,15 @@
-"""What the gateway reads from a relayed SSE stream, without re-chunking or parsing every event.
+"""What the gateway reads from a relayed SSE stream: events framed by their blank line, never substrings.
 
-Upstream bytes are relayed as they arrive. The tap counts events by their `data:` lines and recognises the
-`data: [DONE]` event, both only at the start of a line: a JSON payload cannot hold a raw newline (it is
-escaped), so text the model generates ("data: " or "data: [DONE]" in its output) never looks like a line
-start. It takes `completion_tokens` from the usage it sees with one regex and, when the gateway itself
-asked for `include_usage` (to learn acceptance) but the client did not, removes the usage-only event. Only
-then does it frame events, holding back the incomplete event in a growing buffer that is searched only
-where it grew (a 32 MB event costs linear time, not quadratic).
+Upstream bytes are relayed as they arrive. The tap splits the byte stream into events (`\\n\\n`) and
+reads each event's `data:` lines: an event with data counts once, `[DONE]` is an event whose whole data
+is `[DONE]`, and usage is read by parsing the event's JSON. Text inside generated content can contain
+`data: ` or `data: [DONE]`: it sits inside a JSON string on a line that starts with `data:`, so it is
+never mistaken for a field.
+
+Work and memory per event are bounded: only the first `HEAD_BYTES` of an event are kept to read it (a
+usage event is a few hundred bytes). When the gateway itself asked for `include_usage` but the client
+did not, the usage-only event is removed; an event is held back until complete only while it could be
+that event (≤ `HEAD_BYTES`); a larger event is relayed as it arrives.
 """
 
 from __future__ import annotations
@@ -14,11 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import orjson
+
 COMPLETION_TOKENS = re.compile(rb'"completion_tokens"\s*:\s*(\d+)')
-_USAGE_ONLY = re.compile(rb'"choices"\s*:\s*\[\s*\]')
-_DATA_LINE = re.compile(rb"(?:^|\n)data:")
-_DONE_LINE = re.compile(rb"(?:^|\n)data: ?\[DONE\]\r?(?:\n|$)")
-_CARRY = 64  # bytes of the previous chunk kept to recognise a match split across chunks
+HEAD_BYTES = 64 * 1024
 
 
 @dataclass(slots=True)
@@ -29,73 +31,87 @@ class SseTap:
     usage_events: int = 0
     done: bool = False
     completion_tokens: int | None = None
-    _carry: bytes = b"\n"  # the stream starts at a line start
-    _pending: bytearray = field(default_factory=bytearray)
-    _searched: int = 0  # bytes of `_pending` known to hold no event end
+    _head: bytearray = field(default_factory=bytearray)  # the current event's first HEAD_BYTES
+    _over: bool = False  # the current event outgrew HEAD_BYTES: relayed as it comes, not read
+    _last_nl: bool = False  # the current event's last byte so far is `\n`
 
     def feed(self, chunk: bytes) -> bytes:
-        """Account for `chunk` and return the bytes to relay to the client (maybe `chunk` itself)."""
-        if self.strip_usage:
-            return self._feed_framed(chunk)
-        self._account(chunk)
-        return chunk
+        """Account for `chunk` and return the bytes to relay to the client (`chunk` itself unless stripping)."""
+        out: list[bytes] = []
+        start = 0
+        if self._last_nl and chunk[:1] == b"\n":  # the blank line that ends an event spans two chunks
+            self._part(b"\n", True, out)
+            start = 1
+        while (end := chunk.find(b"\n\n", start)) >= 0:
+            self._part(chunk[start:end + 2], True, out)
+            start = end + 2
+        if start < len(chunk):
+            self._part(chunk[start:], False, out)
+        self._last_nl = bool(self._head or self._over) and chunk.endswith(b"\n")
+        if not self.strip_usage:
+            return chunk
+        return out[0] if len(out) == 1 else b"".join(out)
 
     def flush(self) -> bytes:
-        rest = bytes(self._pending)
-        self._pending.clear()
-        self._searched = 0
-        if rest:
-            self._account(rest)
-        return rest
-
-    def _count(self, data: bytes, usage: bool = False) -> None:
-        """Count `data:` line starts and a `[DONE]` event in `data` (and with `usage`, usage-only events and
-        `completion_tokens`), each match once even when a chunk boundary splits it."""
-        window = self._carry + data
-        skip = len(self._carry)  # matches must end inside the new bytes
-        self.data_events += sum(1 for m in _DATA_LINE.finditer(window) if m.end() > skip)
-        if not self.done and any(m.end() > skip for m in _DONE_LINE.finditer(window)):
-            self.done = True
-        if usage:
-            if b"completion_tokens" in window:
-                found = [m for m in COMPLETION_TOKENS.finditer(window) if m.end() > skip]
-                if found:
-                    self.completion_tokens = int(found[-1].group(1))
-            if b"[" in window:  # a usage-only event is the one with no choices
-                self.usage_events += sum(1 for m in _USAGE_ONLY.finditer(window) if m.end() > skip)
-        self._carry = window[-_CARRY:]
-
-    def _account(self, data: bytes) -> None:
-        self._count(data, usage=True)
-
-    def _feed_framed(self, chunk: bytes) -> bytes:
-        if not self._pending and chunk.endswith(b"\n\n") and b'"usage"' not in chunk:
-            self._count(chunk)  # the common case: whole events, nothing to strip, no copy
-            return chunk
-        self._pending += chunk
-        end = self._pending.rfind(b"\n\n", max(self._searched - 1, 0))
-        if end < 0:
-            self._searched = len(self._pending)
+        """End of stream: an unterminated last event is read and relayed as it is."""
+        if not self._head:
             return b""
-        complete = bytes(self._pending[: end + 2])
-        del self._pending[: end + 2]
-        self._searched = 0
-        if b'"usage"' not in complete:
-            self._count(complete)
-            return complete
-        kept = []
-        for event in complete.split(b"\n\n")[:-1]:
-            if b'"usage"' in event and _USAGE_ONLY.search(event):
-                found = COMPLETION_TOKENS.findall(event)
-                if found:
-                    self.completion_tokens = int(found[-1])
-                self._count(event + b"\n\n")  # counted like any event, then dropped
-                self.usage_events += 1
-                continue
-            kept.append(event + b"\n\n")
-        out = b"".join(kept)
-        self._account(out)
-        return out
+        out: list[bytes] = []
+        self._finish(out)
+        return b"".join(out) if self.strip_usage else b""
+
+    def _part(self, part: bytes, complete: bool, out: list[bytes]) -> None:
+        if not self._over:
+            if len(self._head) + len(part) <= HEAD_BYTES:
+                self._head += part
+            else:  # too large to be a usage event: read its head, relay what was held and the rest as it comes
+                self._over = True
+                self._read(bytes(self._head))
+                if self.strip_usage:
+                    out.append(bytes(self._head))
+                self._head.clear()
+        if self._over:
+            if self.strip_usage:
+                out.append(part)
+            if complete:
+                self._over = False
+            return
+        if complete:
+            self._finish(out)
+
+    def _finish(self, out: list[bytes]) -> None:
+        event = bytes(self._head)
+        self._head.clear()
+        usage_only = self._read(event)
+        if self.strip_usage and not usage_only:
+            out.append(event)
+
+    def _read(self, event: bytes) -> bool:
+        """Account for one event (or the head of a large one); True when it is a usage-only event."""
+        lines = [line[5:] for line in event.split(b"\n") if line.startswith(b"data:")]
+        if not lines:
+            return False
+        data = b"\n".join(line[1:] if line.startswith(b" ") else line for line in lines).rstrip(b"\r")
+        self.data_events += 1
+        if data == b"[DONE]":
+            self.done = True
+            return False
+        if b'"usage"' not in data:
+            return False
+        try:
+            obj = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return False
+        usage = obj.get("usage") if isinstance(obj, dict) else None
+        if not isinstance(usage, dict):
+            return False
+        tokens = usage.get("completion_tokens")
+        if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0:
+            self.completion_tokens = tokens
+        if obj.get("choices") == []:
+            self.usage_events += 1
+            return True
+        return False
 
     @property
     def engine_steps(self) -> int:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import re
+import uuid
 
 import aiohttp
 from multidict import CIMultiDict, CIMultiDictProxy
@@ -19,31 +21,57 @@ HOP_BY_HOP = frozenset({
     "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers",
     "transfer-encoding", "upgrade", "proxy-connection",
 })
-# content-encoding: aiohttp hands the handler a decoded body, so the bytes sent upstream are never encoded
+# The body sent upstream is the decoded one (aiohttp inflates a gzip request), so its encoding goes too.
 _DROP_REQUEST = HOP_BY_HOP | {"host", "content-length", "authorization", "accept-encoding", "x-api-key",
                               "content-encoding"}
-_DROP_RESPONSE = HOP_BY_HOP | {"content-length", "content-encoding", "server", "date"}
+# Upstream answers are decoded by the session (auto_decompress), so no encoding is relayed either.
+_DROP_RESPONSE = HOP_BY_HOP | {"content-length", "content-encoding", "server", "date", "location"}
 RETRY_STATUSES = frozenset({500, 502, 503, 504})
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:@/+=-]{1,128}")
 
 
 class UpstreamFailure(Exception):
     """A failed attempt before the first byte (so failover is allowed); `reason` is a metric label."""
 
-    def __init__(self, reason: str, message: str, *, status: int | None = None) -> None:
+    def __init__(self, reason: str, message: str, *, status: int | None = None, suspect: bool = False) -> None:
         super().__init__(message)
         self.reason = reason
         self.status = status
+        # True when the request itself may be the cause (a 5xx answer, a timeout after it was sent):
+        # the backend is blamed only if another backend then serves the same request.
+        self.suspect = suspect
+
+
+class ResponseTooLarge(Exception):
+    """An upstream answer over `max_response_bytes`."""
 
 
 def create_session(settings: Settings) -> aiohttp.ClientSession:
     connector = aiohttp.TCPConnector(limit=0, limit_per_host=settings.max_connections_per_backend,
                                      ttl_dns_cache=300, enable_cleanup_closed=True)
     timeout = aiohttp.ClientTimeout(total=settings.total_timeout_s, sock_connect=settings.connect_timeout_s)
-    # auto_decompress: an upstream that compresses anyway reaches the client decoded (its Content-Encoding is
-    # dropped from the relayed headers); upstream redirects are never followed (`allow_redirects=False` at
-    # each call: a prompt is never re-posted to another host).
+    # auto_decompress: we ask for identity; an upstream that compresses anyway is decoded, not relayed undecodable.
     return aiohttp.ClientSession(connector=connector, timeout=timeout, auto_decompress=True,
                                  skip_auto_headers=("User-Agent",))
+
+
+def request_id(given: str | None) -> str:
+    """The client's `x-request-id` when it is a short printable token, else a fresh one (logs stay JSON)."""
+    if given is not None and _REQUEST_ID.fullmatch(given):
+        return given
+    return uuid.uuid4().hex
+
+
+async def read_capped(resp: aiohttp.ClientResponse, limit: int) -> bytes:
+    """The whole body, or `ResponseTooLarge` as soon as it passes `limit` bytes (decoded)."""
+    if resp.content_length is not None and resp.content_length > limit and "Content-Encoding" not in resp.headers:
+        raise ResponseTooLarge(f"upstream answer of {resp.content_length} bytes exceeds {limit}")
+    buf = bytearray()
+    while chunk := await resp.content.readany():
+        buf += chunk
+        if len(buf) > limit:
+            raise ResponseTooLarge(f"upstream answer exceeds {limit} bytes")
+    return bytes(buf)
 
 
 def upstream_headers(client: CIMultiDictProxy[str], settings: Settings, client_auth_on: bool,
@@ -90,15 +118,14 @@ def map_client_error(exc: BaseException) -> UpstreamFailure:
 
 
 def without_credentials(url: str) -> str:
-    """`url` with any `user:password@` removed (for /ready, /admin and logs)."""
+    """`url` with any `user:password@` removed: the pool keeps credentials out of every URL it shows or logs."""
     parsed = URL(url)
     return str(parsed.with_user(None)) if parsed.user or parsed.password else url
 
 
 def url_credentials(url: str) -> str | None:
-    """The `Authorization` value for credentials in `url` (Basic), or None."""
+    """The `Authorization` value (Basic) for credentials in `url`, or None."""
     parsed = URL(url)
     if not parsed.user:
         return None
-    token = base64.b64encode(f"{parsed.user}:{parsed.password or ''}".encode()).decode()
-    return "Basic " + token
+    return "Basic " + base64.b64encode(f"{parsed.user}:{parsed.password or ''}".encode()).decode()

@@ -29,10 +29,12 @@ async def test_routing_follows_an_acceptance_change(gateway_factory, fakes) -> N
         before = [await send(s, gw.url) for _ in range(25)]
         # Acceptance collapses: one token a step, each step still 6 ms (now 1.5× slower than baseline).
         spec.chunks, spec.tokens_per_chunk = 40, 1
-        after = [await send(s, gw.url) for _ in range(30)]
+        after = [await send(s, gw.url) for _ in range(40)]
     assert before[-10:].count("speculative") >= 8, before
     shift = next((i for i in range(len(after)) if after[i:].count("speculative") <= 0.15 * len(after[i:])), None)
-    assert shift is not None and shift <= 15, after  # moved within a bounded number of requests
+    # moved within a bounded number of requests: on a shared GPU the regime is re-judged every 8 decisions,
+    # so the bound is three re-judgements
+    assert shift is not None and shift <= 24, after
     assert after[-15:].count("baseline") >= 13, after
 
 

@@ -1,328 +1,534 @@
-"""Hostile input and misbehaving upstreams: one regression test per defect the hostile review found.
+"""Hostile input (issue 12): one regression test per defect a hostile review found, each against a real
+gateway on 127.0.0.1 in front of real aiohttp upstreams that misbehave on purpose.
 
-Each upstream misbehaviour is a real aiohttp server on 127.0.0.1 (the fake vLLM, or a few lines of app where
-the fake has no such mode); the gateway runs in-process on loopback.
+Where a test needs a bound in time, it is a deadlock guard many times the expected time, never a speed
+target: the assertion is about what happened (who answered first, whether the error event arrived at all).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
-import json
-import time
+import logging
+import os
+import signal
+import sys
+import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import aiohttp
+import orjson
 import pytest
 from aiohttp import web
-from conftest import fast_settings, start_gateway
+from conftest import RunningGateway, fast_settings
 from fakes import FakeBackend
+from test_shutdown import serve as serve_process
 
+from gateway.app import create_app
 from gateway.protocol import CHAT, request_view
+from gateway.server import GuardedSite, JsonLineFormatter, make_runner
 from gateway.settings import Settings
-from gateway.state import AppState
+from gateway.streaming import SseTap
 
-BODY = {"model": "fake-model", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}
+BODY: dict[str, Any] = {"model": "fake-model", "messages": [{"role": "user", "content": "hello there"}],
+                        "max_tokens": 16}
+GUARD_S = 10.0  # deadlock guard: far above anything these tests wait for
+
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-async def _serve(routes: dict[str, Handler]) -> tuple[web.AppRunner, str]:
-    app = web.Application()
-    for path, handler in routes.items():
-        app.router.add_route("*", path, handler)
-    runner = web.AppRunner(app, handler_cancellation=True)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    return runner, f"http://127.0.0.1:{runner.addresses[0][1]}"
+class Upstream:
+    """A vLLM-shaped upstream whose completion (and any other path) is whatever the test says."""
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.paths: list[str] = []
+        self.url = ""
+        self._runner: web.AppRunner | None = None
+
+    async def _any(self, request: web.Request) -> web.StreamResponse:
+        self.paths.append(request.raw_path)
+        return await self.handler(request)
+
+    async def start(self) -> str:
+        app = web.Application()
+        app.router.add_get("/health", _health)
+        app.router.add_get("/metrics", _health)
+        app.router.add_route("*", "/{tail:.*}", self._any)
+        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
+        return self.url
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+async def _health(request: web.Request) -> web.Response:
+    return web.Response(text="")
+
+
+async def _empty_json(request: web.Request) -> web.Response:
+    return web.json_response({})
 
 
 @pytest.fixture
-async def upstream() -> AsyncIterator[Callable[[dict[str, Handler]], Awaitable[str]]]:
-    runners: list[web.AppRunner] = []
+async def upstreams() -> AsyncIterator[Callable[[Handler], Awaitable[Upstream]]]:
+    started: list[Upstream] = []
 
-    async def make(routes: dict[str, Handler]) -> str:
-        async def health(_: web.Request) -> web.Response:
-            return web.Response(text="ok")
-
-        runner, url = await _serve({"/health": health, **routes})
-        runners.append(runner)
-        return url
+    async def make(handler: Handler) -> Upstream:
+        up = Upstream(handler)
+        await up.start()
+        started.append(up)
+        return up
 
     yield make
-    for runner in runners:
+    for up in started:
+        await up.stop()
+
+
+@contextlib.asynccontextmanager
+async def guarded_gateway(**overrides: Any) -> AsyncIterator[RunningGateway]:
+    """The gateway as `serve` runs it: the same runner (header timeout) and site (connection cap)."""
+    settings = fast_settings(host="127.0.0.1", port=0, **overrides)
+    app = create_app(settings)
+    runner = make_runner(app, settings)
+    await runner.setup()
+    site = GuardedSite(runner, settings)
+    await site.start()
+    try:
+        yield RunningGateway(runner, f"http://127.0.0.1:{site.bound_port}", app)
+    finally:
         await runner.cleanup()
 
 
-async def _post(url: str, body: Any = BODY, headers: dict[str, str] | None = None,
-                data: bytes | None = None) -> tuple[int, Any, dict[str, str]]:
-    async with aiohttp.ClientSession() as s:
-        kwargs: dict[str, Any] = {"data": data} if data is not None else {"json": body}
-        async with s.post(url + CHAT, headers=headers, allow_redirects=False, **kwargs) as r:
-            text = await r.text()
-            try:
-                parsed: Any = json.loads(text)
-            except json.JSONDecodeError:
-                parsed = text
-            return r.status, parsed, dict(r.headers)
+async def raw_http(url: str, head: bytes, body: bytes = b"") -> tuple[int, bytes]:
+    """Send bytes as they are (paths not normalised, headers not encoded) and read the whole answer."""
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(head + body)
+    await writer.drain()
+    data = await asyncio.wait_for(reader.read(), GUARD_S)
+    writer.close()
+    return int(data.split(b" ", 2)[1]), data
 
 
-@pytest.mark.asyncio
-async def test_gzip_request_body_is_forwarded_decoded_and_ejects_nobody(fakes: tuple[FakeBackend, FakeBackend]) -> None:
+def sse(obj: dict[str, Any] | str) -> bytes:
+    return b"data: " + (obj.encode() if isinstance(obj, str) else orjson.dumps(obj)) + b"\n\n"
+
+
+def chunk(content: str) -> dict[str, Any]:
+    return {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": content}}]}
+
+
+# ------------------------------------------------------------------ 1. request-caused failures
+
+async def test_1_gzip_request_body_is_forwarded_decoded(gateway_factory: Any,
+                                                       fakes: tuple[FakeBackend, FakeBackend]) -> None:
     base, spec = fakes
-    gw = await start_gateway(fast_settings(baseline_urls=[base.url], speculative_urls=[spec.url], policy="baseline"))
+    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], policy="baseline")
+    async with aiohttp.ClientSession() as s:
+        for _ in range(3):
+            async with s.post(gw.url + CHAT, data=gzip.compress(orjson.dumps(BODY)),
+                              headers={"Content-Encoding": "gzip", "Content-Type": "application/json"}) as r:
+                assert r.status == 200, await r.text()
+        async with s.get(gw.url + "/ready") as r:
+            assert all(b["ejections"] == 0 for b in (await r.json())["backends"])
+    assert all("content-encoding" not in {k.lower() for k in h} for h in base.headers)
+
+
+async def test_1_a_500_that_follows_the_request_ejects_nothing(gateway_factory: Any) -> None:
+    fakes = [FakeBackend(mode="status", status=500), FakeBackend(mode="status", status=500)]
+    for f in fakes:
+        await f.start()
     try:
-        for _ in range(4):
-            status, _, _ = await _post(gw.url, data=gzip.compress(json.dumps(BODY).encode()),
-                                       headers={"Content-Encoding": "gzip", "Content-Type": "application/json"})
-            assert status == 200
-        assert "content-encoding" not in base.headers[-1]
+        gw = await gateway_factory(baseline_urls=[fakes[0].url], speculative_urls=[fakes[1].url],
+                                   policy="baseline", eject_consecutive_failures=2, max_attempts=3)
+        async with aiohttp.ClientSession() as s:
+            for _ in range(3):
+                async with s.post(gw.url + CHAT, json=BODY) as r:
+                    assert r.status == 500  # the upstream's own answer, passed through
+            async with s.get(gw.url + "/ready") as r:
+                ready = await r.json()
+        assert r.status == 200 and all(b["ejections"] == 0 for b in ready["backends"]), ready
+        assert sum(f.calls for f in fakes) == 2 * 3  # two backends each, never a third replay
     finally:
-        await gw.runner.cleanup()
+        for f in fakes:
+            await f.stop()
 
 
-@pytest.mark.asyncio
-@pytest.mark.parametrize("path", ["/v1/../admin/state", "/v1/%2e%2e/%2e%2e/secret", "/v1/models%2f..%2f..%2fsecret",
-                                  "/v1/./../metrics", "/v1/..%5cmetrics"])
-async def test_passthrough_never_leaves_v1(upstream: Any, path: str) -> None:
-    seen: list[str] = []
-
-    async def anything(request: web.Request) -> web.Response:
-        seen.append(request.path)
-        return web.json_response({"path": request.path})
-
-    url = await upstream({"/{tail:.*}": anything})
-    gw = await start_gateway(fast_settings(baseline_urls=[url], speculative_urls=[url]))
-    try:
-        host, port = gw.url.removeprefix("http://").split(":")
-        reader, writer = await asyncio.open_connection(host, int(port))  # the raw path, as `curl --path-as-is`
-        writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
-        await writer.drain()
-        head = (await reader.read(65536)).decode(errors="replace")
-        writer.close()
-        assert head.startswith(("HTTP/1.1 404", "HTTP/1.1 400")), head[:80]
-        assert not [p for p in seen if not p.startswith("/v1/") and p != "/health" and p != "/metrics"]
-        assert not [p for p in seen if ".." in p or p in ("/admin/state", "/secret")]
-    finally:
-        await gw.runner.cleanup()
+async def test_1_long_non_streamed_answer_is_not_timed_as_a_first_byte(
+        gateway_factory: Any, fakes: tuple[FakeBackend, FakeBackend]) -> None:
+    base, spec = fakes
+    base.first_delay_s = 1.0  # the whole answer takes a second; the first-byte timeout is 0.3 s
+    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], policy="baseline",
+                               first_byte_timeout_s=0.3, nonstream_timeout_per_token_s=0.5)
+    async with aiohttp.ClientSession() as s, s.post(gw.url + CHAT, json={**BODY, "stream": False}) as r:
+        assert r.status == 200, await r.text()
+        assert r.headers["x-specgate-backend"] == "baseline"
+    assert base.calls == 1 and spec.calls == 0
 
 
-@pytest.mark.asyncio
-async def test_the_first_gap_of_a_stream_has_the_idle_limit(upstream: Any) -> None:
-    async def stalls(request: web.Request) -> web.StreamResponse:
+# ------------------------------------------------------------------ 2. passthrough path traversal
+
+@pytest.mark.parametrize("path", [b"/v1/../admin/state", b"/v1/%2e%2e/%2e%2e/secret", b"/v1/models%2f..%2f..%2fx",
+                                  b"/v1/./../metrics"])
+async def test_2_passthrough_never_leaves_v1(gateway_factory: Any, upstreams: Any, path: bytes) -> None:
+    up = await upstreams(_empty_json)
+    gw = await gateway_factory(baseline_urls=[up.url], speculative_urls=[up.url], policy="baseline",
+                               upstream_api_key="upstream-secret")
+    status, data = await raw_http(gw.url, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert status in (400, 404), data
+    assert b'"error"' in data
+    assert all(p.startswith("/v1/") and ".." not in p and "%2" not in p.lower() for p in up.paths), up.paths
+
+
+# ------------------------------------------------------------------ 3. idle timeout after the first chunk
+
+async def test_3_first_gap_after_the_first_chunk_is_idle_timed(gateway_factory: Any, upstreams: Any) -> None:
+    async def stall(request: web.Request) -> web.StreamResponse:
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
-        await resp.write(b'data: {"choices": [{"index": 0, "delta": {"content": "a"}}]}\n\n')
-        await asyncio.sleep(30)
+        await resp.write(sse(chunk("hi")))
+        await asyncio.sleep(3600)
         return resp
 
-    url = await upstream({CHAT: stalls})
-    gw = await start_gateway(fast_settings(baseline_urls=[url], speculative_urls=[url], idle_timeout_s=0.3))
-    try:
-        t0 = time.monotonic()
-        async with aiohttp.ClientSession() as s, s.post(gw.url + CHAT, json={**BODY, "stream": True}) as r:
-            with pytest.raises(aiohttp.ClientPayloadError):
-                await r.read()  # the gateway ends the stream with an error event and a closed connection
-        # bounded by the idle limit, not by the 30 s stall (a generous bound: only "not the stall" matters)
-        assert time.monotonic() - t0 < 15
-    finally:
-        await gw.runner.cleanup()
+    up = await upstreams(stall)
+    gw = await gateway_factory(baseline_urls=[up.url], speculative_urls=[up.url], policy="baseline",
+                               idle_timeout_s=0.3)
+    text = await _stream_text(gw.url, {**BODY, "stream": True})
+    assert "idle timeout" in text, text
 
 
-@pytest.mark.asyncio
-async def test_upstream_redirects_are_not_followed(upstream: Any) -> None:
-    hits: list[str] = []
+async def test_3_total_timeout_mid_stream_is_called_total(gateway_factory: Any, upstreams: Any) -> None:
+    async def trickle(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        while True:
+            await resp.write(sse(chunk("x")))
+            await asyncio.sleep(0.05)
+
+    up = await upstreams(trickle)
+    gw = await gateway_factory(baseline_urls=[up.url], speculative_urls=[up.url], policy="baseline",
+                               idle_timeout_s=5.0, total_timeout_s=1.0)
+    text = await _stream_text(gw.url, {**BODY, "stream": True})
+    assert "total timeout" in text and "idle" not in text.rsplit("data: ", 1)[-1], text[-300:]
+
+
+async def _stream_text(url: str, payload: dict[str, Any]) -> str:
+    data = b""
+    async with aiohttp.ClientSession() as s, s.post(url + CHAT, json=payload,
+                                                    timeout=aiohttp.ClientTimeout(total=GUARD_S)) as r:
+        with contextlib.suppress(aiohttp.ClientPayloadError):
+            async for part in r.content.iter_any():
+                data += part
+    return data.decode()
+
+
+# ------------------------------------------------------------------ 4. redirects
+
+async def test_4_upstream_redirect_is_not_followed(gateway_factory: Any, upstreams: Any,
+                                                   fakes: tuple[FakeBackend, FakeBackend]) -> None:
+    _, spec = fakes
+    elsewhere = await upstreams(_empty_json)
 
     async def redirect(request: web.Request) -> web.Response:
-        hits.append(request.path)
-        raise web.HTTPTemporaryRedirect("http://127.0.0.1:9/steal")
+        raise web.HTTPTemporaryRedirect(elsewhere.url + request.path)
 
-    url = await upstream({CHAT: redirect})
-    gw = await start_gateway(fast_settings(baseline_urls=[url], speculative_urls=[url], eject_consecutive_failures=1))
-    try:
-        status, _, _ = await _post(gw.url)
-        assert status == 307 and hits == [CHAT]  # passed through once, never re-posted
-        assert all(b.routable(time.monotonic()) for b in gw.app[AppState.key].pool.backends)
-    finally:
-        await gw.runner.cleanup()
+    up = await upstreams(redirect)
+    gw = await gateway_factory(baseline_urls=[up.url], speculative_urls=[spec.url], policy="baseline")
+    async with aiohttp.ClientSession() as s:
+        async with s.post(gw.url + CHAT, json=BODY) as r:
+            assert r.status == 200 and r.headers["x-specgate-backend"] == "speculative"
+        async with s.get(gw.url + "/v1/redirected") as r:
+            assert "location" not in {k.lower() for k in r.headers}
+    assert elsewhere.paths == [] and len(up.paths) == 2
 
 
-@pytest.mark.asyncio
-async def test_a_non_utf8_or_forged_request_id_is_replaced(fakes: tuple[FakeBackend, FakeBackend]) -> None:
+# ------------------------------------------------------------------ 5. request ids and logs
+
+async def test_5_non_utf8_request_id_keeps_failover_and_the_log_line(
+        gateway_factory: Any, fakes: tuple[FakeBackend, FakeBackend], caplog: pytest.LogCaptureFixture) -> None:
     base, spec = fakes
-    gw = await start_gateway(fast_settings(baseline_urls=[base.url], speculative_urls=[spec.url], policy="baseline",
-                                           log_requests=True))
+    base.mode, base.status = "status", 503
+    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], policy="baseline",
+                               log_requests=True, eject_consecutive_failures=100)
+    caplog.set_level(logging.INFO)
+    body = orjson.dumps(BODY)
+    head = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"x-request-id: \xff\xfe\x80evil\r\nConnection: close\r\nContent-Length: " + str(len(body)).encode()
+            + b"\r\n\r\n")
+    status, data = await raw_http(gw.url, head, body)
+    assert status == 200, data
+    await asyncio.sleep(0.05)  # the access line is written just after the response
+    lines = [orjson.loads(rec.getMessage()) for rec in caplog.records if rec.name == "specgate.access"]
+    assert any(line.get("event") == "request" and line.get("status") == "200" for line in lines), lines
+
+
+def test_5_json_log_lines_keep_tracebacks() -> None:
     try:
-        host, port = gw.url.removeprefix("http://").split(":")
-        payload = json.dumps(BODY).encode()
-        reader, writer = await asyncio.open_connection(host, int(port))
-        writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     b"x-request-id: \xff\xfe\x80bad\r\nConnection: close\r\n"
-                     + f"Content-Length: {len(payload)}\r\n\r\n".encode() + payload)
-        await writer.drain()
-        head = await reader.read(65536)
-        writer.close()
-        assert head.startswith(b"HTTP/1.1 200"), head[:80]
-        sent = base.headers[-1]["x-request-id"]
-        assert sent.isascii() and len(sent) == 32
-    finally:
-        await gw.runner.cleanup()
+        raise RuntimeError("boom")
+    except RuntimeError:
+        record = logging.LogRecord("specgate", logging.ERROR, __file__, 1, '{"event": "x"}', None, sys.exc_info())
+    line = orjson.loads(JsonLineFormatter().format(record))
+    assert line["event"] == "x" and "RuntimeError: boom" in line["traceback"]
+    assert traceback  # the module is used to build the record's exc_info above
 
 
-@pytest.mark.asyncio
-async def test_upstream_answers_are_bounded(upstream: Any) -> None:
-    async def huge(_: web.Request) -> web.Response:
-        return web.Response(body=b"x" * (3 * 1024 * 1024), content_type="application/json")
+# ------------------------------------------------------------------ 6. drain
 
-    url = await upstream({CHAT: huge})
-    gw = await start_gateway(fast_settings(baseline_urls=[url], speculative_urls=[url],
-                                           max_upstream_body_bytes=1024 * 1024))
-    try:
-        status, body, _ = await _post(gw.url)
-        assert status == 502 and body["error"]["code"] == "upstream_answer_too_large"
-    finally:
-        await gw.runner.cleanup()
+async def test_6_drain_waits_for_passthrough(tmp_path: Path, upstreams: Any) -> None:
+    async def slow(request: web.Request) -> web.Response:
+        await asyncio.sleep(1.5)
+        return web.json_response({"slow": True})
+
+    up = await upstreams(slow)
+    base = FakeBackend(url=up.url)
+    async with serve_process(base, base, tmp_path, SPECGATE_DRAIN_TIMEOUT_S="10") as (proc, url):
+        async with aiohttp.ClientSession() as s:
+            pending = asyncio.create_task(s.get(url + "/v1/slow", timeout=aiohttp.ClientTimeout(total=GUARD_S)))
+            await asyncio.sleep(0.3)
+            os.kill(proc.pid, signal.SIGTERM)
+            r = await pending
+            assert r.status == 200 and (await r.json()) == {"slow": True}
+        assert await asyncio.wait_for(proc.wait(), GUARD_S) == 0
 
 
-@pytest.mark.asyncio
-async def test_a_gzip_upstream_answer_reaches_the_client_decoded(upstream: Any) -> None:
-    answer = {"id": "x", "object": "chat.completion", "choices": [], "usage": {"completion_tokens": 1}}
+async def test_6_streams_cut_at_the_end_of_a_drain_get_an_error_event(tmp_path: Path, upstreams: Any) -> None:
+    async def endless(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        while True:
+            await resp.write(sse(chunk("x")))
+            await asyncio.sleep(0.05)
 
-    async def gzipped(_: web.Request) -> web.Response:
-        return web.Response(body=gzip.compress(json.dumps(answer).encode()),
+    up = await upstreams(endless)
+    base = FakeBackend(url=up.url)
+    async with (serve_process(base, base, tmp_path, SPECGATE_DRAIN_TIMEOUT_S="0.5") as (proc, url),
+                aiohttp.ClientSession() as s,
+                s.post(url + CHAT, json={**BODY, "stream": True}, timeout=aiohttp.ClientTimeout(total=GUARD_S)) as r):
+        await r.content.readuntil(b"\n\n")
+        os.kill(proc.pid, signal.SIGTERM)
+        data = b""
+        with contextlib.suppress(aiohttp.ClientPayloadError):
+            async for part in r.content.iter_any():
+                data += part
+    assert b"shutting down" in data, data[-300:]
+
+
+# ------------------------------------------------------------------ 7. SSE framing
+
+def test_7_sse_tap_reads_events_not_substrings() -> None:
+    tap = SseTap(strip_usage=False, chat=True)
+    hostile = sse(chunk("say data: [DONE] now")) + sse(chunk("data: data: data: "))
+    for i in range(0, len(hostile), 7):  # split anywhere
+        tap.feed(hostile[i:i + 7])
+    assert tap.data_events == 2 and not tap.done
+    tap.feed(sse({"choices": [], "usage": {"completion_tokens": 5}}) + b"data: [DONE]\n")
+    tap.feed(b"\n")
+    assert tap.done and tap.completion_tokens == 5 and tap.data_events == 4 and tap.usage_events == 1
+
+
+async def test_7_literal_done_in_content_does_not_end_the_stream(gateway_factory: Any, upstreams: Any) -> None:
+    async def liar(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(sse(chunk("data: [DONE]")))
+        return resp  # ends without a real [DONE]
+
+    up = await upstreams(liar)
+    gw = await gateway_factory(baseline_urls=[up.url], speculative_urls=[up.url], policy="baseline")
+    text = await _stream_text(gw.url, {**BODY, "stream": True})
+    assert "ended without [DONE]" in text, text
+
+
+# ------------------------------------------------------------------ 8. large SSE events
+
+async def test_8_large_event_is_relayed_as_it_arrives_when_stripping_usage(gateway_factory: Any,
+                                                                           upstreams: Any) -> None:
+    received = asyncio.Event()
+
+    async def huge(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(b'data: {"choices":[{"index":0,"delta":{"content":"')
+        for _ in range(64):
+            await resp.write(b"a" * 16384)
+        await asyncio.wait_for(received.wait(), GUARD_S)  # the rest only once the client has the start
+        await resp.write(b'"}}]}\n\n' + sse({"choices": [], "usage": {"completion_tokens": 1}}) + b"data: [DONE]\n\n")
+        return resp
+
+    up = await upstreams(huge)
+    gw = await gateway_factory(baseline_urls=[up.url], speculative_urls=[up.url], policy="baseline")
+    data = b""
+    async with aiohttp.ClientSession() as s, s.post(gw.url + CHAT, json={**BODY, "stream": True},
+                                                    timeout=aiohttp.ClientTimeout(total=GUARD_S)) as r:
+        async for part in r.content.iter_any():
+            data += part
+            if len(data) > 512 * 1024:
+                received.set()
+    assert data.endswith(b"data: [DONE]\n\n") and b'"usage"' not in data  # stripped: the client did not ask
+
+
+# ------------------------------------------------------------------ 9. bounded upstream bodies
+
+async def test_9_upstream_answer_over_the_limit_is_refused_not_buffered(gateway_factory: Any,
+                                                                        upstreams: Any) -> None:
+    async def enormous(request: web.Request) -> web.Response:
+        return web.json_response({"choices": [{"message": {"content": "a" * (4 << 20)}}]})
+
+    up = await upstreams(enormous)
+    gw = await gateway_factory(baseline_urls=[up.url], speculative_urls=[up.url], policy="baseline",
+                               max_response_bytes=1 << 20)
+    async with aiohttp.ClientSession() as s:
+        async with s.post(gw.url + CHAT, json=BODY) as r:
+            assert r.status == 502 and (await r.json())["error"]["code"] == "upstream_response_too_large"
+        async with s.get(gw.url + "/ready") as r:
+            assert all(b["ejections"] == 0 for b in (await r.json())["backends"])
+    assert len(up.paths) == 1  # the request's own answer: not replayed
+
+
+# ------------------------------------------------------------------ 10. compressed upstream answers
+
+async def test_10_gzip_upstream_answer_reaches_the_client_decodable(gateway_factory: Any, upstreams: Any) -> None:
+    payload = {"id": "x", "choices": [{"message": {"content": "hi"}}], "usage": {"completion_tokens": 1}}
+
+    async def gzipped(request: web.Request) -> web.Response:
+        return web.Response(body=gzip.compress(orjson.dumps(payload)),
                             headers={"Content-Encoding": "gzip", "Content-Type": "application/json"})
 
-    url = await upstream({CHAT: gzipped})
-    gw = await start_gateway(fast_settings(baseline_urls=[url], speculative_urls=[url]))
-    try:
-        status, body, _ = await _post(gw.url)
-        assert status == 200 and body == answer
-    finally:
-        await gw.runner.cleanup()
+    up = await upstreams(gzipped)
+    gw = await gateway_factory(baseline_urls=[up.url], speculative_urls=[up.url], policy="baseline")
+    async with aiohttp.ClientSession() as s, s.post(gw.url + CHAT, json=BODY) as r:
+        assert r.status == 200 and orjson.loads(await r.read()) == payload
 
 
-@pytest.mark.asyncio
-async def test_models_survives_a_backend_answering_an_array(upstream: Any,
-                                                            fakes: tuple[FakeBackend, FakeBackend]) -> None:
-    async def array(_: web.Request) -> web.Response:
-        return web.json_response([1, 2, 3])
+# ------------------------------------------------------------------ 11. /v1/models shapes
 
+async def test_11_models_survives_a_backend_answering_an_array(gateway_factory: Any, upstreams: Any,
+                                                               fakes: tuple[FakeBackend, FakeBackend]) -> None:
     base, _ = fakes
-    url = await upstream({"/v1/models": array})
-    gw = await start_gateway(fast_settings(baseline_urls=[base.url], speculative_urls=[url]))
-    try:
-        async with aiohttp.ClientSession() as s, s.get(gw.url + "/v1/models") as r:
+    odd = await upstreams(_array)
+    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[odd.url], policy="baseline")
+    async with aiohttp.ClientSession() as s, s.get(gw.url + "/v1/models") as r:
+        assert r.status == 200
+        assert [m["id"] for m in (await r.json())["data"]] == ["fake-model"]
+
+
+async def _array(request: web.Request) -> web.Response:
+    return web.json_response([1, 2, 3])
+
+
+# ------------------------------------------------------------------ 12. credentials in backend URLs
+
+async def test_12_url_credentials_never_shown(gateway_factory: Any, fakes: tuple[FakeBackend, FakeBackend]) -> None:
+    base, spec = fakes
+    secret_url = base.url.replace("http://", "http://alice:hunter2@")
+    gw = await gateway_factory(baseline_urls=[secret_url], speculative_urls=[spec.url], policy="baseline")
+    async with aiohttp.ClientSession() as s:
+        for path in ("/ready", "/admin/config", "/admin/state"):
+            async with s.get(gw.url + path) as r:
+                text = await r.text()
+                assert "hunter2" not in text and "alice" not in text, (path, text)
+
+
+# ------------------------------------------------------------------ 13. CPU amplification
+
+async def test_13_huge_structured_body_does_not_stall_the_loop(gateway_factory: Any,
+                                                               fakes: tuple[FakeBackend, FakeBackend]) -> None:
+    base, spec = fakes
+    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], policy="baseline")
+    n = 2_600_000
+    body = b'{"model":"m","messages":[' + b"{}," * n + b"5]}"  # ~8 MB; invalid only at the very end
+    order: list[str] = []
+    host, port = gw.url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Connection: close\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    await writer.drain()
+
+    async def big() -> None:
+        data = await asyncio.wait_for(reader.read(), GUARD_S * 3)
+        assert data.split(b" ", 2)[1] == b"400", data[:200]
+        order.append("big")
+
+    async def health() -> None:
+        await asyncio.sleep(0.2)  # the gateway is parsing by now
+        async with aiohttp.ClientSession() as s, s.get(gw.url + "/health") as r:
             assert r.status == 200
-            assert [m["id"] for m in (await r.json())["data"]] == ["fake-model"]
-    finally:
-        await gw.runner.cleanup()
+        order.append("health")
+
+    await asyncio.gather(big(), health())
+    writer.close()
+    assert order == ["health", "big"]
 
 
-@pytest.mark.asyncio
-async def test_url_credentials_are_never_shown_and_work_with_an_upstream_key(upstream: Any) -> None:
-    auths: list[str | None] = []
+# ------------------------------------------------------------------ 14. slowloris
 
-    async def echo(request: web.Request) -> web.Response:
-        auths.append(request.headers.get("Authorization"))
-        return web.json_response({"choices": [], "usage": {"completion_tokens": 1}})
-
-    url = await upstream({CHAT: echo})
-    with_creds = url.replace("http://", "http://user:s3cret@")
-    for key in (None, "upkey"):
-        gw = await start_gateway(fast_settings(baseline_urls=[with_creds], speculative_urls=[with_creds],
-                                               upstream_api_key=key))
-        try:
-            status, _, _ = await _post(gw.url)
-            assert status == 200
-            async with aiohttp.ClientSession() as s:
-                for path in ("/ready", "/admin/config", "/admin/state"):
-                    async with s.get(gw.url + path) as r:
-                        assert "s3cret" not in await r.text(), path
-        finally:
-            await gw.runner.cleanup()
-    assert auths[0] is not None and auths[0].startswith("Basic ")
-    assert auths[1] == "Bearer upkey"
+async def test_14_partial_headers_are_closed_after_the_header_timeout(fakes: tuple[FakeBackend, FakeBackend]) -> None:
+    base, spec = fakes
+    async with guarded_gateway(baseline_urls=[base.url], speculative_urls=[spec.url], header_timeout_s=0.5) as gw:
+        host, port = gw.url.removeprefix("http://").split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n")  # never finished
+        assert await asyncio.wait_for(reader.read(), GUARD_S) == b""  # closed by the gateway
+        writer.close()
 
 
-def test_blank_api_keys_refuse_to_start(tmp_path: Any) -> None:
-    with pytest.raises(ValueError):
-        Settings(api_keys=" , ")  # type: ignore[arg-type]
+async def test_14_unfinished_body_gets_408(fakes: tuple[FakeBackend, FakeBackend]) -> None:
+    base, spec = fakes
+    async with guarded_gateway(baseline_urls=[base.url], speculative_urls=[spec.url], body_timeout_s=0.5) as gw:
+        host, port = gw.url.removeprefix("http://").split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"model\"")
+        data = await asyncio.wait_for(reader.read(), GUARD_S)
+        assert data.split(b" ", 2)[1] == b"408" and b"request_timeout" in data, data
+        writer.close()
+
+
+async def test_14_connections_over_the_cap_are_refused(fakes: tuple[FakeBackend, FakeBackend]) -> None:
+    base, spec = fakes
+    async with guarded_gateway(baseline_urls=[base.url], speculative_urls=[spec.url],
+                               max_client_connections=3) as gw:
+        host, port = gw.url.removeprefix("http://").split(":")
+        idle = [await asyncio.open_connection(host, int(port)) for _ in range(3)]
+        await asyncio.sleep(0.1)
+        reader, writer = await asyncio.open_connection(host, int(port))
+        data = await asyncio.wait_for(reader.read(), GUARD_S)
+        assert data.startswith(b"HTTP/1.1 503"), data
+        for _, w in [*idle, (reader, writer)]:
+            w.close()
+        await asyncio.sleep(0.1)
+        async with aiohttp.ClientSession() as s, s.get(gw.url + "/health") as r:  # room again once they close
+            assert r.status == 200
+
+
+# ------------------------------------------------------------------ 15. URL credentials with an upstream key
+
+def test_15_url_credentials_with_an_upstream_key_refuse_to_start() -> None:
+    settings = Settings(baseline_urls=["http://u:pw@127.0.0.1:9"], speculative_urls=["http://127.0.0.1:9"],
+                        upstream_api_key="k")
+    with pytest.raises(ValueError, match="credentials"):
+        create_app(settings)
+
+
+# ------------------------------------------------------------------ also
+
+def test_blank_api_keys_refuse_to_start(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no key"):
+        Settings(api_keys=" , ")
     blank = tmp_path / "keys"
-    blank.write_text("# no keys\n\n   \n")
-    with pytest.raises(ValueError):
+    blank.write_text("  \n# only a comment\n\n")
+    with pytest.raises(ValueError, match="no key"):
         Settings(api_keys_file=blank).client_keys()
 
 
-def test_best_of_and_beam_search_count_as_several_sequences() -> None:
-    assert request_view(CHAT, {**BODY, "best_of": 3}).n >= 2
-    assert request_view(CHAT, {**BODY, "use_beam_search": True}).n >= 2
-    assert request_view(CHAT, BODY).n == 1
-
-
-def _events(*contents: str, usage: int = 7) -> bytes:
-    def ev(d: dict[str, Any]) -> bytes:
-        return b"data: " + json.dumps(d).encode() + b"\n\n"
-
-    out = ev({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})
-    for c in contents:
-        out += ev({"choices": [{"index": 0, "delta": {"content": c}}]})
-    return out + ev({"choices": [], "usage": {"completion_tokens": usage}}) + b"data: [DONE]\n\n"
-
-
-@pytest.mark.parametrize("strip", [False, True])
-@pytest.mark.parametrize("size", [1, 5, 64, 1 << 20])
-def test_sse_tap_counts_events_not_text_that_looks_like_them(strip: bool, size: int) -> None:
-    """Generated text saying "data: " or "data: [DONE]" must not count as an engine step or end the stream
-    (it taught the learner wrong tokens per step), however the bytes are split."""
-    from gateway.streaming import SseTap
-
-    stream = _events("say data: [DONE] now", "data: data: data:", "\n\ndata: [DONE]\n\n", "end")
-    tap = SseTap(strip_usage=strip, chat=True)
-    relayed = b"".join(tap.feed(stream[i:i + size]) for i in range(0, len(stream), size)) + tap.flush()
-    assert tap.engine_steps == 4 and tap.completion_tokens == 7 and tap.done
-    assert (b'"usage"' in relayed) is not strip
-    early = SseTap(strip_usage=strip, chat=True)
-    early.feed(_events("data: [DONE]").split(b'data: {"choices": [], "usage"')[0])
-    assert not early.done
-
-
-def test_a_huge_event_is_framed_in_linear_time() -> None:
-    """32 MB in one event, fed in 64 KB pieces while usage is stripped: each piece is searched once."""
-    from gateway.streaming import SseTap
-
-    big = b'data: {"choices": [{"delta": {"content": "' + b"x" * (32 << 20) + b'"}}]}\n\n'
-    tap = SseTap(strip_usage=True, chat=True)
-    calls = 0
-    for i in range(0, len(big), 1 << 16):
-        calls += 1
-        tap.feed(big[i:i + (1 << 16)])
-    assert tap.data_events == 1 and calls == 513
-    assert tap._searched == 0  # the event completed and the buffer was released
-    assert not tap._pending
-
-
-def test_message_count_is_bounded() -> None:
-    from gateway.protocol import MAX_MESSAGES, InvalidRequest
-
-    with pytest.raises(InvalidRequest) as err:
-        request_view(CHAT, {"model": "m", "messages": [{}] * (MAX_MESSAGES + 1)})
-    assert err.value.code == "too_many_messages"
-
-
-@pytest.mark.asyncio
-async def test_a_huge_body_is_parsed_off_the_event_loop(fakes: tuple[FakeBackend, FakeBackend]) -> None:
-    """Eight megabytes of tiny messages: answered with a 400, and /health answers while it is parsed."""
-    base, spec = fakes
-    gw = await start_gateway(fast_settings(baseline_urls=[base.url], speculative_urls=[spec.url]))
-    try:
-        payload = b'{"model": "m", "messages": [' + b",".join([b"{}"] * 2_000_000) + b"]}"
-        async with aiohttp.ClientSession() as s:
-            big = asyncio.create_task(s.post(gw.url + CHAT, data=payload, headers={"Content-Type": "application/json"}))
-            await asyncio.sleep(0)
-            async with s.get(gw.url + "/health") as h:
-                assert h.status == 200
-            r = await big
-            assert r.status == 400 and (await r.json())["error"]["code"] == "too_many_messages"
-    finally:
-        await gw.runner.cleanup()
+@pytest.mark.parametrize("extra", [{"best_of": 3}, {"use_beam_search": True}, {"n": 2}])
+def test_best_of_and_beam_search_count_as_several_sequences(extra: dict[str, Any]) -> None:
+    assert request_view(CHAT, {**BODY, **extra}).n > 1

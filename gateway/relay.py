@@ -1,0 +1,93 @@
+"""Relaying an upstream SSE stream to the client, and the timeouts of an attempt.
+
+The idle limit is a delay rescheduled on every chunk (it covers the client write and the next read);
+a timeout that is not ours is the session's total timeout and is reported as such. A client that stops
+reading while we write is `client_stalled`: the connection is closed, the upstream with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from gateway.protocol import RequestView, error_body
+from gateway.settings import Settings
+from gateway.streaming import SseTap
+
+
+@dataclass(slots=True)
+class Outcome:
+    """How one attempt ended, for metrics, the learner and the access log."""
+
+    status: str
+    ttft_s: float | None = None
+    completion_tokens: int | None = None
+    steps: int | None = None
+
+
+class Relay:
+    """The client side of a stream: what the tap lets through, and the last bytes written."""
+
+    def __init__(self, out: web.StreamResponse, tap: SseTap) -> None:
+        self.out, self.tap = out, tap
+        self.last_out = b"\n\n"
+
+    async def send(self, chunk: bytes) -> None:
+        data = self.tap.feed(chunk)
+        if data:
+            await self.out.write(data)
+            self.last_out = data
+
+    async def error(self, message: str, outcome: Outcome) -> None:
+        outcome.status = "upstream_error"
+        payload = error_body(message, "server_error", None, "upstream_stream_error")
+        separator = b"" if self.last_out.endswith(b"\n\n") else b"\n\n"  # never glue it to a partial event
+        await self.out.write(separator + b"data: " + payload + b"\n\n")
+
+
+def close_client(request: web.Request) -> None:
+    if request.transport is not None:
+        request.transport.close()
+
+
+def first_byte_timeout(s: Settings, view: RequestView) -> float:
+    """Streams: the first byte. Non-streamed answers arrive whole, so their limit grows with max_tokens."""
+    if view.stream:
+        return s.first_byte_timeout_s
+    if view.max_tokens is None:
+        return s.total_timeout_s
+    return min(s.first_byte_timeout_s + s.nonstream_timeout_per_token_s * view.max_tokens, s.total_timeout_s)
+
+
+async def pump(resp: aiohttp.ClientResponse, relay: Relay, first: bytes, idle: float, gap: Any) -> str | None:
+    """Relay chunks until the upstream ends; the error that ended it, if any (`client_stalled` when the
+    client stopped reading). `idle` bounds each gap; the session's total timeout bounds the whole."""
+    loop = asyncio.get_running_loop()
+    last = time.perf_counter()
+    writing = True  # which side a timeout blames: the upstream read or the client write
+    try:
+        async with asyncio.timeout(idle) as deadline:
+            await relay.send(first)
+            writing = False
+            read = resp.content.readany
+            while chunk := await read():
+                now = time.perf_counter()
+                gap.observe(now - last)
+                last = now
+                deadline.reschedule(loop.time() + idle)  # one deadline per chunk: the write, then the next read
+                writing = True
+                await relay.send(chunk)  # back-pressure: a slow client slows our reads, never buffers
+                writing = False
+    except TimeoutError:
+        if not deadline.expired():
+            return "upstream stream exceeded the total timeout"
+        return "client_stalled" if writing else "upstream stream idle timeout"
+    except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+        return f"upstream stream broke: {type(exc).__name__}"
+    return None
+

@@ -41,6 +41,12 @@ def _bench_parser() -> argparse.ArgumentParser:
                    help="wall seconds before a request counts as failed")
     p.add_argument("--gateway-env", action="append", default=[], metavar="KEY=VALUE",
                    help="extra SPECGATE_* settings for the gateway, e.g. SPECGATE_MARGIN=0.1")
+    p.add_argument("--gateways", type=int, default=1,
+                   help="gateway processes; more than one run behind haproxy (Debian: apt-get install haproxy)")
+    p.add_argument("--balance", choices=("leastconn", "roundrobin"), default="leastconn",
+                   help="haproxy's algorithm with --gateways > 1")
+    p.add_argument("--rolling-restart", action="store_true",
+                   help="stop and start each gateway in turn while the workload runs")
     return p
 
 
@@ -105,8 +111,8 @@ def bench_main(argv: list[str]) -> int:
         unknown = [p for p in policies if p not in POLICIES]
         if unknown or not policies:
             raise ValueError(f"unknown policies {unknown}; choose from {', '.join(POLICIES)}")
-        if args.time_scale <= 0 or args.repeat < 1:
-            raise ValueError("--time-scale must be > 0 and --repeat >= 1")
+        if args.time_scale <= 0 or args.repeat < 1 or args.gateways < 1:
+            raise ValueError("--time-scale must be > 0, --repeat and --gateways >= 1")
         env = _parse_env(args.gateway_env)
     except (ValueError, WorkloadError) as exc:
         console.print(f"[red]error:[/red] {exc}")
@@ -115,7 +121,8 @@ def bench_main(argv: list[str]) -> int:
     work_dir.mkdir(parents=True, exist_ok=True)
     config = BenchConfig(workload_name=args.workload, policies=policies, profile=args.profile or default_profile(),
                          time_scale=args.time_scale, repeat=args.repeat, work_dir=work_dir, gateway_env=env,
-                         timeout_s=args.request_timeout)
+                         timeout_s=args.request_timeout, gateways=args.gateways, balance=args.balance,
+                         rolling_restart=args.rolling_restart)
     doc = _execute(items, config, args.out, args.plot, console, ["specgate", "bench", *argv])
     print_tables(doc, console)
     console.print(overall_sentence(doc))

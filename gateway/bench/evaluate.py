@@ -70,6 +70,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out-dir", type=Path, default=Path("gateway/bench/results/eval"))
     parser.add_argument("--quick", action="store_true", help="two cells only")
     parser.add_argument("--only-summarize", action="store_true", help="rebuild the table from existing files")
+    parser.add_argument("--gateways", type=int, default=1, help="gateway processes per cell, behind haproxy when > 1")
     args = parser.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     cells = QUICK if args.quick else MATRIX
@@ -78,7 +79,8 @@ def main(argv: list[str]) -> int:
         out = args.out_dir / f"{profile}--{workload}.json"
         if not args.only_summarize:
             cmd = [sys.executable, "-m", "gateway", "bench", "--workload", workload, "--profile", profile,
-                   "--policies", POLICIES, "--time-scale", str(scale), "--out", str(out)]
+                   "--policies", POLICIES, "--time-scale", str(scale), "--out", str(out),
+                   "--gateways", str(args.gateways)]
             print("$", " ".join(cmd[2:]), flush=True)
             subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL)
         if out.exists():
@@ -87,7 +89,8 @@ def main(argv: list[str]) -> int:
     date = datetime.now(UTC).isoformat(timespec="seconds")
     (args.out_dir / "README.md").write_text(
         f"# Adaptive routing evaluation ({date})\n\nEmulated pair, one simulated GPU; mean end-to-end seconds "
-        f"(simulated). Command: `specgate evaluate{' --quick' if args.quick else ''}`; per-cell commands and "
+        f"(simulated). Command: `specgate evaluate{' --quick' if args.quick else ''}"
+        f"{f' --gateways {args.gateways}' if args.gateways > 1 else ''}`; per-cell commands and "
         f"machine in each JSON file.\n\n{table}")
     print(table)
     return 0

@@ -14,9 +14,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gateway.bench.balancer import gateway_fleet
 from gateway.bench.client import Measured, replay
+from gateway.bench.fleet_run import rolling_restart, true_load_trace
 from gateway.bench.oracle import write_oracle
-from gateway.bench.procs import fetch_text, gateway_process
+from gateway.bench.procs import fetch_text
 from gateway.bench.summary import group_summaries, prediction_errors, summarize
 from gateway.workloads.items import WorkloadItem
 
@@ -40,6 +42,9 @@ class BenchConfig:
     work_dir: Path = Path(".")
     gateway_env: dict[str, str] = field(default_factory=dict)
     timeout_s: float = 600.0
+    gateways: int = 1  # gateway processes; more than one run behind haproxy (gateway/bench/balancer.py)
+    balance: str = "leastconn"
+    rolling_restart: bool = False  # restart each gateway in turn while the workload runs
 
 
 def scaled_priors(time_scale: float) -> dict[str, str]:
@@ -109,7 +114,6 @@ async def run_policy(
     env = {**scaled_priors(config.time_scale), **config.gateway_env, "SPECGATE_POLICY": policy}
     if policy == "clairvoyant":
         env["SPECGATE_ORACLE_FILE"] = str(write_oracle(items, config.profile, config.work_dir / "oracle.json"))
-    log_path = config.work_dir / f"gateway-{tag}.log"
     inflight = 0
     inflight_at: dict[str, int] = {}
 
@@ -123,7 +127,8 @@ async def run_policy(
         pair.register_references({i.id: i.reference for i in items if i.reference is not None})
         env["SPECGATE_BASELINE_URLS"] = pair.baseline_url
         env["SPECGATE_SPECULATIVE_URLS"] = pair.speculative_url
-        async with gateway_process(env, log_path) as url:
+        async with gateway_fleet(env, config.work_dir, tag, config.gateways, config.balance) as fleet:
+            url = fleet.url
             started = time.perf_counter()
 
             def sent(item_id: str) -> None:
@@ -131,19 +136,23 @@ async def run_policy(
                 inflight_at[item_id] = inflight
                 inflight += 1
 
-            measured = await replay(items, url, MODEL_NAME, config.time_scale, on_done=done,
-                                    timeout_s=config.timeout_s, on_send=sent)
+            span = (items[-1].t - items[0].t) * config.time_scale if items else 0.0
+            async with true_load_trace(pair, started, config.time_scale) as true_load, \
+                    rolling_restart(fleet, span, started, config.time_scale, config.rolling_restart) as restarts:
+                measured = await replay(items, url, MODEL_NAME, config.time_scale, on_done=done,
+                                        timeout_s=config.timeout_s, on_send=sent)
             wall = time.perf_counter() - started
-            metrics_text = await fetch_text(url + "/metrics")
+            metrics_text = "".join([await fetch_text(r.url + "/metrics") for r in fleet.replicas])
             try:
-                admin_state = json.loads(await fetch_text(url + "/admin/state"))
+                admin_state = json.loads(await fetch_text(fleet.replicas[0].url + "/admin/state"))
             except Exception:  # the admin endpoint is optional for a bench; its absence is not an error
                 admin_state = None
         emulator = {"baseline": _stats(pair.baseline), "speculative": _stats(pair.speculative)}
     (config.work_dir / f"gateway-{tag}.metrics.txt").write_text(metrics_text)
     records = [_record(m, config.time_scale, inflight_at.get(m.id, 0), repeat) for m in measured]
-    return {"records": records, "wall_s": round(wall, 2), "emulator": emulator, "log": _read_log(log_path),
-            "admin_state": admin_state}
+    log = [line for path in fleet.log_paths() for line in _read_log(path)]
+    return {"records": records, "wall_s": round(wall, 2), "emulator": emulator, "log": log,
+            "admin_state": admin_state, "true_load": true_load, "restarts": restarts}
 
 
 def policy_result(runs: Sequence[dict[str, Any]], time_scale: float) -> dict[str, Any]:
@@ -157,6 +166,8 @@ def policy_result(runs: Sequence[dict[str, Any]], time_scale: float) -> dict[str
         "wall_s": [run["wall_s"] for run in runs],
         "emulator": [run["emulator"] for run in runs],
         "learned": runs[-1].get("admin_state"),
+        "restarts": [run.get("restarts", []) for run in runs],
+        "true_load": [run.get("true_load", []) for run in runs],
         "requests": records,
     }
 
@@ -178,6 +189,9 @@ def results_document(config: BenchConfig, items: Sequence[WorkloadItem], policie
         "workload_info": workload_info(config.workload_name, items),
         "time_scale": config.time_scale,
         "repeat": config.repeat,
+        "gateways": config.gateways,
+        "balance": config.balance if config.gateways > 1 else None,
+        "rolling_restart": config.rolling_restart,
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()},
         "command": " ".join(command),

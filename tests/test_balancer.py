@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from pathlib import Path
 
@@ -93,3 +94,28 @@ async def test_two_gateways_behind_haproxy_share_traffic_and_survive_a_rolling_r
             assert len(after) == 8
             assert min(await _served(fleet)) > 0  # the restarted processes serve again
             await client.close()
+
+
+def test_bench_with_two_gateways_and_a_rolling_restart(tmp_path: Path) -> None:
+    require_binary("haproxy")
+    from test_bench import _tiny_workload
+
+    from gateway.bench.cli import bench_main
+
+    workload = tmp_path / "tiny.jsonl"
+    items = _tiny_workload(workload)
+    out = tmp_path / "results.json"
+    rc = bench_main(["--workload", str(workload), "--policies", "baseline", "--out", str(out), "--time-scale", "0.25",
+                     "--gateways", "2", "--rolling-restart", "--request-timeout", "30"])
+    assert rc == 0
+    doc = json.loads(out.read_text())
+    assert doc["gateways"] == 2 and doc["balance"] == "leastconn" and doc["rolling_restart"] is True
+    result = doc["policies"]["baseline"]
+    assert result["summary"]["requests"] == len(items) and result["summary"]["errors"] == 0
+    (restarts,) = result["restarts"]
+    assert [r["replica"] for r in restarts] == [0, 1] and all(r["ready_s"] > r["stop_s"] for r in restarts)
+    (trace,) = result["true_load"]
+    assert trace and max(row[1] + row[2] for row in trace) > 0  # the baseline really ran requests
+    logs = sorted(p.name for p in (tmp_path / "results-logs").glob("gateway-*.log"))
+    assert logs == ["gateway-baseline-r0.log", "gateway-baseline-r0.restart1.log", "gateway-baseline-r1.log",
+                    "gateway-baseline-r1.restart1.log"]

@@ -14,6 +14,7 @@ from gateway.backends import Backend, BackendPool
 from gateway.handlers import add_routes, make_middleware
 from gateway.learner import Learner
 from gateway.metrics import Metrics
+from gateway.persist import persistence
 from gateway.proxy import Proxy
 from gateway.router import Router, learner_config
 from gateway.settings import Settings
@@ -43,6 +44,7 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     app[AppState.key] = state
     add_routes(app)
     app.cleanup_ctx.append(_upstream_and_loops)
+    app.cleanup_ctx.append(persistence)  # after the loops: its final write runs first at shutdown
     return app
 
 

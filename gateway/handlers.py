@@ -15,6 +15,7 @@ from aiohttp.typedefs import Middleware
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from gateway.backends import BackendPool
+from gateway.persist import envelope
 from gateway.protocol import (
     CHAT,
     COMPLETIONS,
@@ -172,6 +173,8 @@ async def passthrough(request: web.Request) -> web.StreamResponse:
 
 async def admin_state(request: web.Request) -> web.Response:
     state = request.app[AppState.key]
+    if request.query.get("export"):  # the learner's state for a peer's warm start (gateway/persist.py)
+        return web.json_response(envelope(state.learner), dumps=_dumps)
     pool: BackendPool = state.pool
     body = {
         "policy": state.settings.policy,

@@ -279,5 +279,100 @@ class Learner:
         }
 
 
+    # --- persistence: a state file or a peer's export, imported as a capped prior (issue 16)
+    STATE_SCHEMA = 1  # bump when the exported layout changes; an import of another schema is refused
+
+    def export_state(self) -> dict[str, object]:
+        """Everything learned, as JSON-ready data (the inverse of `import_state`)."""
+        return {
+            "schema": self.STATE_SCHEMA,
+            "num_speculative_tokens": self.config.num_speculative_tokens,
+            "tokens_per_step": {f"{c}/{b}": _ewma_out(e) for (c, b), e in self._tokens_per_step.items()},
+            "bucket_tokens_per_step": {b: _ewma_out(e) for b, e in self._bucket_tokens_per_step.items()},
+            "output_tokens": {f"{c}/{b}": _ewma_out(e) for (c, b), e in self._output_tokens.items()},
+            "output_fraction": {f"{c}/{b}": _ewma_out(e) for (c, b), e in self._output_fraction.items()},
+            "backend_tokens_per_step": _ewma_out(self._backend_tokens_per_step),
+            "prefill": {role: _ewma_out(self._prefill[role]) for role in ROLES},
+            "interference": {role: _ewma_out(self._interference[role]) for role in ROLES},
+            "steps": {role: {"base_s": m.base_s, "per_request_s": m.per_request_s, "count": self._steps[role].count}
+                      for role, m in self._models.items()},
+        }
+
+    def import_state(self, state: dict[str, object], max_weight: float | None = None) -> None:
+        """Start from exported estimates as a prior, not a lock-in: every imported mean keeps its value and
+        observation count (so a measured bucket is not probed as if unmeasured) but weighs at most
+        `max_weight` observations (default: the prior weight), so new traffic moves it as fast as it moves a
+        prior; step models come back with the prior's uncertainty. Raises ValueError on anything malformed
+        or of another schema or γ, and then changes nothing."""
+        if state.get("schema") != self.STATE_SCHEMA:
+            raise ValueError(f"learner state schema {state.get('schema')!r}, expected {self.STATE_SCHEMA}")
+        gamma = self.config.num_speculative_tokens
+        if state.get("num_speculative_tokens") != gamma:
+            raise ValueError(f"learner state for γ = {state.get('num_speculative_tokens')!r}, this gateway has {gamma}")
+        cap = self.config.prior_weight if max_weight is None else max_weight
+        tps, frac = (1.0, gamma + 1.0), (0.0, 1.0)
+        per_class = {name: {_class_key(k): _ewma_in(v, cap, lo_hi) for k, v in _table(state, name).items()}
+                     for name, lo_hi in (("tokens_per_step", tps), ("output_tokens", (0.0, 1e7)),
+                                         ("output_fraction", frac))}
+        buckets = {k: _ewma_in(v, cap, tps) for k, v in _table(state, "bucket_tokens_per_step").items()}
+        backend = _ewma_in(state.get("backend_tokens_per_step"), cap, tps)
+        prefill = {r: _ewma_in(_table(state, "prefill").get(r), cap, (0.0, 1.0)) for r in ROLES}
+        interference = {r: _ewma_in(_table(state, "interference").get(r), cap, (0.0, 1.5)) for r in ROLES}
+        steps = {r: _step_in(_table(state, "steps").get(r), self.config.priors[r]) for r in ROLES}
+        self._tokens_per_step, self._output_tokens, self._output_fraction = (
+            per_class["tokens_per_step"], per_class["output_tokens"], per_class["output_fraction"])
+        self._bucket_tokens_per_step, self._backend_tokens_per_step = buckets, backend
+        self._prefill, self._interference, self._steps = prefill, interference, steps
+        self._models = {role: fit.model() for role, fit in self._steps.items()}
+        self._kappa = {role: self._shrunk_interference(role) for role in ROLES}
+        self._prefill_s = {role: self._shrunk_prefill(role) for role in ROLES}
+
+
 def _asdict(obj: StepModel | ClassEstimate) -> dict[str, object]:
     return {name: getattr(obj, name) for name in obj.__slots__}
+
+
+# --- persistence helpers (Learner.export_state / import_state)
+_MAX_IMPORTED_KEYS = 1024  # a state file or a peer cannot grow the learner without bound
+
+
+def _ewma_out(e: Ewma) -> list[float]:
+    return [e.value, e.weight, e.count]
+
+
+def _number(raw: object, lo: float, hi: float) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or raw != raw or not lo <= raw <= hi:
+        raise ValueError(f"learner state value {raw!r} outside [{lo}, {hi}]")
+    return float(raw)
+
+
+def _ewma_in(raw: object, cap: float, lo_hi: tuple[float, float]) -> Ewma:
+    if not isinstance(raw, list) or len(raw) != 3:
+        raise ValueError(f"learner state entry {raw!r} is not [value, weight, count]")
+    weight = min(_number(raw[1], 0.0, 1e12), cap)
+    return Ewma(_number(raw[0], *lo_hi), weight, int(_number(raw[2], 0, 1e12)))
+
+
+def _table(state: dict[str, object], name: str) -> dict[str, object]:
+    table = state.get(name)
+    if not isinstance(table, dict) or len(table) > _MAX_IMPORTED_KEYS or not all(isinstance(k, str) for k in table):
+        raise ValueError(f"learner state {name!r} is not a table of at most {_MAX_IMPORTED_KEYS} entries")
+    return table
+
+
+def _class_key(key: str) -> tuple[str, str]:
+    cls, sep, bucket = key.partition("/")
+    if not sep or not cls or not bucket or len(key) > 64:
+        raise ValueError(f"learner state key {key!r} is not class/bucket")
+    return cls, bucket
+
+
+def _step_in(raw: object, prior: StepModel) -> StepFit:
+    """An imported step model as a fit that starts at it with the prior's uncertainty."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"learner state step model {raw!r} is not a table")
+    fit = StepFit.from_prior(prior)
+    fit.theta = [_number(raw.get("base_s"), 0.0, 10.0) / fit.scale_s,
+                 _number(raw.get("per_request_s"), 0.0, 10.0) / fit.scale_s]
+    fit.count = int(_number(raw.get("count"), 0, 1e12))
+    return fit

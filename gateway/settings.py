@@ -98,15 +98,22 @@ class Settings(BaseSettings):
     admin_api_key: SecretStr | None = Field(None, description="key for /admin/* (default: the client keys)")
     upstream_api_key: SecretStr | None = Field(None, description="key sent to the backends as Bearer")
 
+    # --- learned state that lasts (restarts, new replicas)
+    state_file: Path | None = Field(None, description="learner state file: read at start, written every state_interval_s and on shutdown (atomic)")
+    state_interval_s: float = Field(60.0, gt=0.0, description="period of writing the state file")
+    state_import_weight: float | None = Field(None, ge=0.0, description="cap on the weight (in observations) of each imported estimate (default: the prior weight)")
+    peers: UrlList = Field([], description="gateway base URLs to warm-start from when there is no state file (GET /admin/state?export=1 with the admin key)")
+    peer_timeout_s: float = Field(2.0, gt=0.0, description="timeout of the warm-start request to each peer")
+
     # --- logging
     log_level: str = Field("INFO", description="log level (JSON lines on stderr)")
     log_requests: bool = Field(True, description="one JSON line per request")
 
     _split = field_validator(
-        "baseline_urls", "speculative_urls", "api_keys", "rules_speculative_classes", mode="before"
+        "baseline_urls", "speculative_urls", "api_keys", "rules_speculative_classes", "peers", mode="before"
     )(_split_csv)
 
-    @field_validator("baseline_urls", "speculative_urls")
+    @field_validator("baseline_urls", "speculative_urls", "peers")
     @classmethod
     def _strip_slash(cls, urls: list[str]) -> list[str]:
         return [u.rstrip("/") for u in urls]

@@ -106,7 +106,7 @@ def test_bench_with_two_gateways_and_a_rolling_restart(tmp_path: Path) -> None:
     items = _tiny_workload(workload)
     out = tmp_path / "results.json"
     rc = bench_main(["--workload", str(workload), "--policies", "baseline", "--out", str(out), "--time-scale", "0.25",
-                     "--gateways", "2", "--rolling-restart", "--request-timeout", "30"])
+                     "--gateways", "2", "--rolling-restart", "--warm", "peers", "--request-timeout", "30"])
     assert rc == 0
     doc = json.loads(out.read_text())
     assert doc["gateways"] == 2 and doc["balance"] == "leastconn" and doc["rolling_restart"] is True
@@ -119,3 +119,6 @@ def test_bench_with_two_gateways_and_a_rolling_restart(tmp_path: Path) -> None:
     logs = sorted(p.name for p in (tmp_path / "results-logs").glob("gateway-*.log"))
     assert logs == ["gateway-baseline-r0.log", "gateway-baseline-r0.restart1.log", "gateway-baseline-r1.log",
                     "gateway-baseline-r1.restart1.log"]
+    for restarted in ("r0", "r1"):  # each restarted replica warm-started from the other, running one
+        text = (tmp_path / "results-logs" / f"gateway-baseline-{restarted}.restart1.log").read_text()
+        assert '"event": "state_loaded"' in text, text[:2000]

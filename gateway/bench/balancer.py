@@ -25,6 +25,7 @@ from pathlib import Path
 from gateway.bench.procs import fetch_text, free_port, gateway_process, wait_ready
 
 ALGORITHMS = ("leastconn", "roundrobin")
+WARM_STARTS = ("none", "file", "peers")
 HAPROXY_MISSING = "haproxy is not installed (Debian: apt-get install -y haproxy)"
 
 
@@ -45,6 +46,7 @@ class Fleet:
     env: Mapping[str, str]
     replicas: list[Replica] = field(default_factory=list)
     balancer: Balancer | None = None
+    warm: str = "none"  # how a restarted replica gets learned state back: none | file | peers
 
     async def restart(self, index: int) -> None:
         """Stop replica `index` as a rolling deploy does (SIGTERM: drain, exit) and start a new process on the
@@ -52,7 +54,10 @@ class Fleet:
         waits for a new pod's readiness before it stops the next one)."""
         old = self.replicas[index]
         await old.stack.aclose()
-        self.replicas[index] = await _start_replica(self.env, old.log_path, old.port, old.restarts + 1)
+        env = _replica_env(self.env, self.warm, old.log_path)
+        if self.warm == "peers":
+            env["SPECGATE_PEERS"] = ",".join(r.url for i, r in enumerate(self.replicas) if i != index)
+        self.replicas[index] = await _start_replica(env, old.log_path, old.port, old.restarts + 1)
         if self.balancer is not None:
             await self.balancer.wait_up(f"g{index}")
 
@@ -62,6 +67,14 @@ class Fleet:
         for r in self.replicas:
             paths += [r.log_path, *sorted(r.log_path.parent.glob(r.log_path.stem + ".restart*.log"))]
         return paths
+
+
+def _replica_env(env: Mapping[str, str], warm: str, log_path: Path) -> dict[str, str]:
+    out = dict(env)
+    if warm == "file":  # each replica its own file, as a pod with its own volume would have
+        out["SPECGATE_STATE_FILE"] = str(log_path.with_suffix(".state.json"))
+        out.setdefault("SPECGATE_STATE_INTERVAL_S", "5")
+    return out
 
 
 async def _start_replica(env: Mapping[str, str], log_path: Path, port: int, restarts: int = 0) -> Replica:
@@ -179,15 +192,18 @@ async def haproxy(servers: Sequence[str], work_dir: Path, algorithm: str = "leas
 
 @contextlib.asynccontextmanager
 async def gateway_fleet(env: Mapping[str, str], work_dir: Path, tag: str, replicas: int = 1,
-                        algorithm: str = "leastconn") -> AsyncIterator[Fleet]:
-    """`replicas` gateway processes with `env`; behind haproxy when more than one."""
+                        algorithm: str = "leastconn", warm: str = "none") -> AsyncIterator[Fleet]:
+    """`replicas` gateway processes with `env`; behind haproxy when more than one. `warm`: what a restarted
+    replica starts from: its priors (none), its own state file (file), or the running replicas (peers)."""
     if replicas < 1:
         raise ValueError("replicas must be >= 1")
-    fleet = Fleet("", env)
+    if warm not in WARM_STARTS:
+        raise ValueError(f"warm must be one of {', '.join(WARM_STARTS)}")
+    fleet = Fleet("", env, warm=warm)
     try:
         for i in range(replicas):
             log_path = work_dir / (f"gateway-{tag}.log" if replicas == 1 else f"gateway-{tag}-r{i}.log")
-            fleet.replicas.append(await _start_replica(env, log_path, free_port()))
+            fleet.replicas.append(await _start_replica(_replica_env(env, warm, log_path), log_path, free_port()))
         if replicas == 1:
             fleet.url = fleet.replicas[0].url
             yield fleet

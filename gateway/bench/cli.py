@@ -47,6 +47,9 @@ def _bench_parser() -> argparse.ArgumentParser:
                    help="haproxy's algorithm with --gateways > 1")
     p.add_argument("--rolling-restart", action="store_true",
                    help="stop and start each gateway in turn while the workload runs")
+    p.add_argument("--warm", choices=("none", "file", "peers"), default="none",
+                   help="what a restarted gateway starts from: its priors, its own SPECGATE_STATE_FILE, "
+                        "or the running gateways (SPECGATE_PEERS)")
     return p
 
 
@@ -122,7 +125,7 @@ def bench_main(argv: list[str]) -> int:
     config = BenchConfig(workload_name=args.workload, policies=policies, profile=args.profile or default_profile(),
                          time_scale=args.time_scale, repeat=args.repeat, work_dir=work_dir, gateway_env=env,
                          timeout_s=args.request_timeout, gateways=args.gateways, balance=args.balance,
-                         rolling_restart=args.rolling_restart)
+                         rolling_restart=args.rolling_restart, warm=args.warm)
     doc = _execute(items, config, args.out, args.plot, console, ["specgate", "bench", *argv])
     print_tables(doc, console)
     console.print(overall_sentence(doc))

@@ -45,6 +45,7 @@ class BenchConfig:
     gateways: int = 1  # gateway processes; more than one run behind haproxy (gateway/bench/balancer.py)
     balance: str = "leastconn"
     rolling_restart: bool = False  # restart each gateway in turn while the workload runs
+    warm: str = "none"  # what a restarted gateway starts from: none | file | peers
 
 
 def scaled_priors(time_scale: float) -> dict[str, str]:
@@ -127,7 +128,8 @@ async def run_policy(
         pair.register_references({i.id: i.reference for i in items if i.reference is not None})
         env["SPECGATE_BASELINE_URLS"] = pair.baseline_url
         env["SPECGATE_SPECULATIVE_URLS"] = pair.speculative_url
-        async with gateway_fleet(env, config.work_dir, tag, config.gateways, config.balance) as fleet:
+        async with gateway_fleet(env, config.work_dir, tag, config.gateways, config.balance,
+                                 config.warm) as fleet:
             url = fleet.url
             started = time.perf_counter()
 
@@ -192,6 +194,7 @@ def results_document(config: BenchConfig, items: Sequence[WorkloadItem], policie
         "gateways": config.gateways,
         "balance": config.balance if config.gateways > 1 else None,
         "rolling_restart": config.rolling_restart,
+        "warm": config.warm,
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()},
         "command": " ".join(command),

@@ -56,7 +56,14 @@ def _bench_parser() -> argparse.ArgumentParser:
                         "(default: one pair). A policy may name its own fleet: least_loaded@2xbaseline")
     p.add_argument("--seed", type=int, default=1, help="SPECGATE_RANDOM_SEED for the gateway (+ repeat index)")
     p.add_argument("--gateways", type=int, default=1,
-                   help="gateway replicas; more than one run behind a real haproxy (Debian package)")
+                   help="gateway processes; more than one run behind haproxy (Debian: apt-get install haproxy)")
+    p.add_argument("--balance", choices=("leastconn", "roundrobin"), default="leastconn",
+                   help="haproxy's algorithm with --gateways > 1")
+    p.add_argument("--rolling-restart", action="store_true",
+                   help="stop and start each gateway in turn while the workload runs")
+    p.add_argument("--warm", choices=("none", "file", "peers"), default="none",
+                   help="what a restarted gateway starts from: its priors, its own SPECGATE_STATE_FILE, "
+                        "or the running gateways (SPECGATE_PEERS)")
     return p
 
 
@@ -137,7 +144,8 @@ def bench_main(argv: list[str]) -> int:
     work_dir.mkdir(parents=True, exist_ok=True)
     config = BenchConfig(workload_name=args.workload, policies=policies, profile=args.profile or default_profile(),
                          time_scale=args.time_scale, repeat=args.repeat, work_dir=work_dir, gateway_env=env,
-                         timeout_s=args.request_timeout, fleet=fleet, seed=args.seed, gateways=args.gateways)
+                         timeout_s=args.request_timeout, fleet=fleet, seed=args.seed, gateways=args.gateways,
+                         balance=args.balance, rolling_restart=args.rolling_restart, warm=args.warm)
     doc = _execute(items, config, args.out, args.plot, console, ["specgate", "bench", *argv])
     print_tables(doc, console)
     for name, result in doc["policies"].items():

@@ -175,7 +175,8 @@ def main(argv: list[str]) -> int:
         out = args.out_dir / f"{profile}--{workload}.json"
         if not args.only_summarize:
             cmd = [sys.executable, "-m", "gateway", "bench", "--workload", workload, "--profile", profile,
-                   "--policies", POLICIES, "--time-scale", str(scale), "--out", str(out)]
+                   "--policies", POLICIES, "--time-scale", str(scale), "--out", str(out),
+                   "--gateways", str(args.gateways)]
             print("$", " ".join(cmd[2:]), flush=True)
             subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL)
         if out.exists():

@@ -44,10 +44,11 @@ async def fetch_text(url: str, timeout_s: float = 5.0) -> str:
 
 @contextlib.asynccontextmanager
 async def gateway_process(
-    env: Mapping[str, str], log_path: Path, ready_timeout_s: float = 30.0, host: str = "127.0.0.1"
+    env: Mapping[str, str], log_path: Path, ready_timeout_s: float = 30.0, host: str = "127.0.0.1",
+    port: int | None = None,
 ) -> AsyncIterator[str]:
     """Start `python -m gateway serve` with `env` (SPECGATE_*), yield its base URL, stop it with SIGTERM."""
-    port = free_port(host)
+    port = port or free_port(host)
     full_env = {**os.environ, **env, "SPECGATE_HOST": host, "SPECGATE_PORT": str(port)}
     full_env.setdefault("PYTHONUNBUFFERED", "1")
     url = f"http://{host}:{port}"

@@ -15,10 +15,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gateway.bench.balancer import gateway_replicas
+from gateway.bench.balancer import gateway_fleet
 from gateway.bench.client import Measured, replay
+from gateway.bench.fleet_run import rolling_restart, true_load_trace
 from gateway.bench.oracle import write_oracle
-from gateway.bench.procs import fetch_text, gateway_process
+from gateway.bench.procs import fetch_text
 from gateway.bench.summary import group_summaries, prediction_errors, summarize
 from gateway.classify import temperature_bucket
 from gateway.workloads.items import WorkloadItem
@@ -46,7 +47,10 @@ class BenchConfig:
     fleet: list[str] | None = None  # one entry per simulated GPU (pair | baseline | speculative); None: one pair
     seed: int | None = 1  # SPECGATE_RANDOM_SEED of the gateway's exploration draws (+ repeat index)
     hindsight_map: dict[str, str] = field(default_factory=dict)  # class/bucket -> role, for `hindsight`
-    gateways: int = 1  # gateway replicas; more than one run behind haproxy
+    gateways: int = 1  # gateway processes; more than one run behind haproxy (gateway/bench/balancer.py)
+    balance: str = "leastconn"
+    rolling_restart: bool = False  # restart each gateway in turn while the workload runs
+    warm: str = "none"  # what a restarted gateway starts from: none | file | peers
 
 
 def scaled_priors(time_scale: float) -> dict[str, str]:
@@ -125,7 +129,6 @@ async def run_policy(
         env["SPECGATE_HINDSIGHT_MAP"] = ",".join(f"{k}={v}" for k, v in sorted(config.hindsight_map.items()))
     if policy == "clairvoyant":
         env["SPECGATE_ORACLE_FILE"] = str(write_oracle(items, config.profile, config.work_dir / "oracle.json"))
-    log_path = config.work_dir / f"gateway-{tag}.log"
     inflight = 0
     inflight_at: dict[str, int] = {}
 
@@ -137,9 +140,9 @@ async def run_policy(
     async with _emulated(config) as (servers, backends_env):
         servers.register_references({i.id: i.reference for i in items if i.reference is not None})
         env.update(backends_env)
-        front = (gateway_process(env, log_path) if config.gateways == 1 else
-                 gateway_replicas(env, config.gateways, config.work_dir, tag))
-        async with front as url:
+        async with gateway_fleet(env, config.work_dir, tag, config.gateways, config.balance,
+                                 config.warm) as gateways:
+            url = gateways.url
             started = time.perf_counter()
 
             def sent(item_id: str) -> None:
@@ -147,12 +150,15 @@ async def run_policy(
                 inflight_at[item_id] = inflight
                 inflight += 1
 
-            measured = await replay(items, url, MODEL_NAME, config.time_scale, on_done=done,
-                                    timeout_s=config.timeout_s, on_send=sent)
+            span = (items[-1].t - items[0].t) * config.time_scale if items else 0.0
+            async with true_load_trace(_engines(servers), started, config.time_scale) as true_load, \
+                    rolling_restart(gateways, span, started, config.time_scale, config.rolling_restart) as restarts:
+                measured = await replay(items, url, MODEL_NAME, config.time_scale, on_done=done,
+                                        timeout_s=config.timeout_s, on_send=sent)
             wall = time.perf_counter() - started
-            metrics_text = await fetch_text(url + "/metrics")
+            metrics_text = "".join([await fetch_text(r.url + "/metrics") for r in gateways.replicas])
             try:
-                admin_state = json.loads(await fetch_text(url + "/admin/state"))
+                admin_state = json.loads(await fetch_text(gateways.replicas[0].url + "/admin/state"))
             except Exception:  # the admin endpoint is optional for a bench; its absence is not an error
                 admin_state = None
         emulator = _emulator_stats(servers)
@@ -160,11 +166,9 @@ async def run_policy(
     buckets = {i.id: temperature_bucket(_temperature(i)) for i in items}
     records = [_record(m, config.time_scale, inflight_at.get(m.id, 0), repeat) | {"bucket": buckets.get(m.id)}
                for m in measured]
-    logs = [log_path] if config.gateways == 1 else [config.work_dir / f"gateway-{tag}-r{i}.log"
-                                                    for i in range(config.gateways)]
-    return {"records": records, "wall_s": round(wall, 2), "emulator": emulator,
-            "log": [line for path in logs for line in _read_log(path)],
-            "admin_state": admin_state}
+    log = [line for path in gateways.log_paths() for line in _read_log(path)]
+    return {"records": records, "wall_s": round(wall, 2), "emulator": emulator, "log": log,
+            "admin_state": admin_state, "true_load": true_load, "restarts": restarts}
 
 
 @contextlib.asynccontextmanager
@@ -192,6 +196,13 @@ def _emulator_stats(servers: Any) -> dict[str, Any]:
             out[name] = _stats(s.server) | {"group": s.group}
         return out
     return {"baseline": _stats(servers.baseline), "speculative": _stats(servers.speculative)}
+
+
+def _engines(servers: Any) -> list[Any]:
+    """The emulated engines of a pair or a fleet, in backend order."""
+    if hasattr(servers, "servers"):
+        return [s.server.engine for s in servers.servers]
+    return [servers.baseline.engine, servers.speculative.engine]
 
 
 def _temperature(item: WorkloadItem) -> float:
@@ -229,6 +240,8 @@ def policy_result(runs: Sequence[dict[str, Any]], time_scale: float) -> dict[str
         "emulator": [run["emulator"] for run in runs],
         "learned": runs[-1].get("admin_state"),
         "runs": [_run_summary(run["records"]) for run in runs],
+        "restarts": [run.get("restarts", []) for run in runs],
+        "true_load": [run.get("true_load", []) for run in runs],
         "requests": records,
     }
 
@@ -260,6 +273,10 @@ def results_document(config: BenchConfig, items: Sequence[WorkloadItem], policie
         "workload_info": workload_info(config.workload_name, items),
         "time_scale": config.time_scale,
         "repeat": config.repeat,
+        "gateways": config.gateways,
+        "balance": config.balance if config.gateways > 1 else None,
+        "rolling_restart": config.rolling_restart,
+        "warm": config.warm,
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count()},
         "command": " ".join(command),

@@ -71,6 +71,8 @@ class Metrics:
         self.ejections = Counter("specgate_backend_ejections", "Backends taken out of rotation",
                                  ["backend", "role"], registry=r)
         self.draining = Gauge("specgate_draining", "1 while shutting down", registry=r, multiprocess_mode="max")
+        self.loop_tasks = Gauge("specgate_event_loop_tasks", "asyncio tasks alive (set on each scrape)", registry=r,
+                                multiprocess_mode="livesum")
         for role in ROLES:
             for cls in CLASSES:
                 for family in (self.duration, self.ttft, self.inter_chunk, self.tpot, self.output_tokens,

@@ -133,6 +133,7 @@ async def ready(request: web.Request) -> web.Response:
 
 async def metrics(request: web.Request) -> web.Response:
     state = request.app[AppState.key]
+    state.metrics.loop_tasks.set(len(asyncio.all_tasks()))
     body = state.render_metrics()
     return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 

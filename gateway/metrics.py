@@ -80,6 +80,8 @@ class Metrics:
         self.regime_switches = Counter("specgate_regime_switches", "Regime changes of a shared GPU group",
                                        ["group"], registry=r)
         self.draining = Gauge("specgate_draining", "1 while shutting down", registry=r, multiprocess_mode="max")
+        self.loop_tasks = Gauge("specgate_event_loop_tasks", "asyncio tasks alive (set on each scrape)", registry=r,
+                                multiprocess_mode="livesum")
         for role in ROLES:
             for cls in CLASSES:
                 for family in (self.duration, self.ttft, self.inter_chunk, self.tpot, self.output_tokens,

@@ -123,7 +123,7 @@ class Settings(BaseSettings):
         256 * 1024, ge=0, description="request bodies at least this large are parsed in a helper process (0: never)")
 
     # --- auth
-    api_keys: KeyList = Field([], description="client API keys, comma-separated (auth off when empty)")
+    api_keys: KeyList = Field([], description="client API keys, comma-separated (auth off when unset; only blanks refuse to start)")
     api_keys_file: Path | None = Field(None, description="file with one client key per line")
     admin_api_key: SecretStr | None = Field(None, description="key for /admin/* (default: the client keys)")
     upstream_api_key: SecretStr | None = Field(None, description="key sent to the backends as Bearer")

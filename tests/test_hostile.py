@@ -293,7 +293,8 @@ async def test_6_drain_waits_for_passthrough(tmp_path: Path, upstreams: Any) -> 
     async with serve_process(base, base, tmp_path, SPECGATE_DRAIN_TIMEOUT_S="10") as (proc, url):
         async with aiohttp.ClientSession() as s:
             pending = asyncio.create_task(s.get(url + "/v1/slow", timeout=aiohttp.ClientTimeout(total=GUARD_S)))
-            await asyncio.sleep(0.3)
+            while not up.paths:  # noqa: ASYNC110 -- the upstream handler appends to a plain list
+                await asyncio.sleep(0.01)
             os.kill(proc.pid, signal.SIGTERM)
             r = await pending
             assert r.status == 200 and (await r.json()) == {"slow": True}

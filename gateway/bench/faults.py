@@ -11,6 +11,8 @@ load; the fault starts one second in. Every request ends in one class:
 
 Then a soak: steady load for `--soak-s` seconds with a share of clients that leave early, sampling the
 gateway's RSS, TCP connections and file descriptors (psutil) before, during and after.
+Then (`--hostile-s`) a hostile client mixed into benign load against the emulated pair, compared with
+the same load alone (gateway/bench/hostile.py).
 Writes `gateway/bench/results/faults-<date>.json` and `.md`.
 """
 
@@ -460,6 +462,10 @@ def render_md(result: dict[str, Any]) -> str:
         for case, a in result["abort_latency"].items():
             lines.append(f"| {case} | {a['n']} | {a['p50_ms']} | {a['max_ms']} | {a['under_200ms']} |")
         lines.append("")
+    if result.get("hostile"):
+        from gateway.bench.hostile import render_md as render_hostile
+
+        lines += render_hostile(result["hostile"])
     s = result.get("soak")
     if s:
         b, a = s["before"], s["after"]
@@ -486,7 +492,7 @@ def machine() -> str:
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     log_dir = Path(args.log_dir)
-    names = args.scenarios.split(",") if args.scenarios else list(SCENARIOS)
+    names = [] if args.scenarios == "none" else args.scenarios.split(",") if args.scenarios else list(SCENARIOS)
     result: dict[str, Any] = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "machine": machine(),
                               "command": " ".join(["python -m gateway.bench.faults", *sys.argv[1:]]),
                               "gateway_env": GATEWAY_ENV, "scenarios": []}
@@ -495,9 +501,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         print(f"{name:<20} sent {s['sent']:>5}  completed {s['completed']:>5}  failed over {s['failed_over']:>4}  "
               f"cut {s['cut_mid_stream']:>4}  failed {s['failed']:>3}  left {s['client_aborted']:>4}", flush=True)
         result["scenarios"].append(s)
-    if not args.skip_abort_latency:
+    if not args.skip_abort_latency and names:
         result["abort_latency"] = await abort_latency(log_dir)
         print("abort latency", result["abort_latency"], flush=True)
+    if args.hostile_s > 0:
+        from gateway.bench.hostile import hostile_comparison
+
+        result["hostile"] = await hostile_comparison(log_dir, args.hostile_s, args.concurrency)
     if args.soak_s > 0:
         result["soak"] = await soak(args.soak_s, args.concurrency, log_dir)
         s = result["soak"]
@@ -512,7 +522,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--soak-s", type=float, default=600.0, help="soak duration (0 to skip)")
     parser.add_argument("--seconds", type=float, default=6.0, help="load duration of each fault scenario")
     parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--scenarios", default="", help="comma-separated subset of: " + ",".join(SCENARIOS))
+    parser.add_argument("--scenarios", default="", help="comma-separated subset of: " + ",".join(SCENARIOS)
+                        + " (none: no fault scenario)")
+    parser.add_argument("--hostile-s", type=float, default=300.0,
+                        help="length of each run of the hostile-client comparison (0 to skip)")
     parser.add_argument("--skip-abort-latency", action="store_true")
     parser.add_argument("--out", default="", help="output path stem (default results/faults-<date>)")
     parser.add_argument("--log-dir", default="/tmp/specgate-faults-logs")
@@ -528,7 +541,9 @@ def main(argv: list[str] | None = None) -> int:
     stem.with_suffix(".json").write_bytes(orjson.dumps(result, option=orjson.OPT_INDENT_2))
     stem.with_suffix(".md").write_text(render_md(result))
     print(f"wrote {stem.with_suffix('.json')} and .md")
-    return 0 if all(s["failed"] == 0 for s in result["scenarios"]) else 1
+    hostile = result.get("hostile", {}).get("hostile")
+    hostile_ok = hostile is None or (hostile["benign_success_rate"] == 1.0 and hostile["ejections"] == 0)
+    return 0 if all(s["failed"] == 0 for s in result["scenarios"]) and hostile_ok else 1
 
 
 if __name__ == "__main__":

@@ -257,6 +257,16 @@ def test_docker_compose_config_validates() -> None:
     assert proc.returncode == 0, proc.stderr
 
 
+def test_compose_gateway_keeps_its_learned_state_on_a_volume() -> None:
+    gw = compose()["services"]["gateway"]
+    state = Path(gw["environment"]["SPECGATE_STATE_FILE"])
+    (volume,) = gw["volumes"]
+    name, _, mount = volume.partition(":")
+    assert mount == str(state.parent) and name in compose()["volumes"]
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    assert f"mkdir -p {state.parent} && chown 10001 {state.parent}" in dockerfile  # writable by the gateway user
+
+
 # Kubernetes manifests: tests/test_k8s.py
 
 

@@ -52,6 +52,9 @@ def backends(docs: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
         role, _, rest = entry.strip().partition("=")
         url, _, group = rest.rpartition("@")
         out.append((role, url, group))
+    if "backends" in Settings.model_fields:  # the fleet topology setting: the gateway must read the same
+        topology = Settings(backends=raw).topology()  # type: ignore[call-arg, attr-defined, unused-ignore]
+        assert [(b.role, b.url, b.group) for b in topology] == out
     return out
 
 

@@ -258,83 +258,17 @@ def test_docker_compose_config_validates() -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-# ---------------------------------------------------------------------------------------------- k8s
-def manifests() -> list[dict[str, Any]]:
-    docs: list[dict[str, Any]] = []
-    for path in sorted((DEPLOY / "k8s").glob("*.yaml")):
-        docs += [d for d in yaml.safe_load_all(path.read_text()) if d]
-    return docs
+def test_compose_gateway_keeps_its_learned_state_on_a_volume() -> None:
+    gw = compose()["services"]["gateway"]
+    state = Path(gw["environment"]["SPECGATE_STATE_FILE"])
+    (volume,) = gw["volumes"]
+    name, _, mount = volume.partition(":")
+    assert mount == str(state.parent) and name in compose()["volumes"]
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    assert f"mkdir -p {state.parent} && chown 10001 {state.parent}" in dockerfile  # writable by the gateway user
 
 
-def find(kind: str, name: str) -> dict[str, Any]:
-    matches = [d for d in manifests() if d["kind"] == kind and d["metadata"]["name"] == name]
-    assert len(matches) == 1, (kind, name)
-    return matches[0]
-
-
-def test_manifests_have_the_expected_kinds_in_one_namespace() -> None:
-    docs = manifests()
-    kinds = {d["kind"] for d in docs}
-    assert {"Namespace", "ConfigMap", "StatefulSet", "Service", "Deployment", "HorizontalPodAutoscaler",
-            "ServiceMonitor", "PodMonitor"} <= kinds
-    for d in docs:
-        assert d["apiVersion"] and d["metadata"]["name"]
-        if d["kind"] != "Namespace":
-            assert d["metadata"]["namespace"] == "specgate", d["metadata"]["name"]
-
-
-def test_gateway_deployment_probes_port_and_config() -> None:
-    dep = find("Deployment", "specgate")
-    (container,) = dep["spec"]["template"]["spec"]["containers"]
-    assert container["image"].startswith("specgate:")
-    assert container["ports"][0]["containerPort"] == GATEWAY_PORT
-    assert container["readinessProbe"]["httpGet"]["path"] == "/ready"
-    assert container["livenessProbe"]["httpGet"]["path"] == "/health"
-    assert container["envFrom"][0]["configMapRef"]["name"] == "specgate-gateway"
-    labels = dep["spec"]["template"]["metadata"]["labels"]
-    assert dep["spec"]["selector"]["matchLabels"].items() <= labels.items()
-    svc = find("Service", "specgate")
-    assert svc["spec"]["selector"].items() <= labels.items()
-    assert svc["spec"]["ports"][0]["port"] == GATEWAY_PORT
-    hpa = find("HorizontalPodAutoscaler", "specgate")
-    assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "specgate"}
-    assert hpa["spec"]["minReplicas"] >= 2
-    settings = find("ConfigMap", "specgate-gateway")["data"]
-    assert settings["SPECGATE_PORT"] == str(GATEWAY_PORT) and settings["SPECGATE_HOST"] == "0.0.0.0"
-    Settings(**{k.removeprefix("SPECGATE_").lower(): v for k, v in settings.items()})  # parses as Settings
-
-
-def test_pair_statefulset_shares_one_gpu_and_matches_gateway_urls() -> None:
-    sts = find("StatefulSet", "vllm-pair")
-    pod = sts["spec"]["template"]["spec"]
-    containers = {c["name"]: c for c in pod["containers"]}
-    assert set(containers) == {"baseline", "speculative"}
-    assert containers["baseline"]["resources"]["limits"]["nvidia.com/gpu"] == 1
-    env = {e["name"]: e.get("value") for e in containers["speculative"]["env"]}
-    assert env["NVIDIA_VISIBLE_DEVICES"] == "all"
-    assert "--speculative-config" in containers["speculative"]["args"][0]
-    assert "--speculative-config" not in containers["baseline"]["args"][0]
-    ports = {c["name"]: c["ports"][0]["containerPort"] for c in pod["containers"]}
-    assert ports == {"baseline": 8001, "speculative": 8002}
-    for c in pod["containers"]:
-        assert c["readinessProbe"]["httpGet"]["path"] == "/health"
-    anti = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
-    assert anti["topologyKey"] == "kubernetes.io/hostname"
-    settings = find("ConfigMap", "specgate-gateway")["data"]
-    svc, replicas = sts["spec"]["serviceName"], sts["spec"]["replicas"]
-    for role, port in (("BASELINE", 8001), ("SPECULATIVE", 8002)):
-        urls = settings[f"SPECGATE_{role}_URLS"].split(",")
-        assert urls == [f"http://vllm-pair-{i}.{svc}.specgate.svc.cluster.local:{port}" for i in range(replicas)]
-    assert find("Service", svc)["spec"]["clusterIP"] == "None"
-
-
-def test_monitors_scrape_gateway_and_both_vllm_ports_with_role_labels() -> None:
-    sm = find("ServiceMonitor", "specgate")
-    assert sm["spec"]["selector"]["matchLabels"].items() <= find("Service", "specgate")["metadata"]["labels"].items()
-    assert sm["spec"]["endpoints"][0]["port"] == "http"
-    pm = find("PodMonitor", "vllm-pair")
-    endpoints = {e["port"]: e["relabelings"][0]["replacement"] for e in pm["spec"]["podMetricsEndpoints"]}
-    assert endpoints == {"baseline": "baseline", "speculative": "speculative"}
+# Kubernetes manifests: tests/test_k8s.py
 
 
 # ------------------------------------------------------------------------------------- Dockerfile etc.

@@ -16,13 +16,12 @@ import contextlib
 import csv
 import io
 import shutil
-import signal
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gateway.bench.procs import fetch_text, free_port, gateway_process, wait_ready
+from gateway.bench.procs import fetch_text, free_port, gateway_process, stop_process, wait_ready
 
 ALGORITHMS = ("leastconn", "roundrobin")
 WARM_STARTS = ("none", "file", "peers")
@@ -181,13 +180,7 @@ async def haproxy(servers: Sequence[str], work_dir: Path, algorithm: str = "leas
                 await balancer.wait_up(f"g{i}", ready_timeout_s)
             yield balancer
         finally:
-            if proc.returncode is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    await asyncio.wait_for(proc.wait(), 10)
-                except TimeoutError:
-                    proc.kill()
-                    await proc.wait()
+            await stop_process(proc)
 
 
 @contextlib.asynccontextmanager

@@ -15,7 +15,6 @@ import contextlib
 import gzip
 import os
 import random
-import signal
 import statistics
 import sys
 import time
@@ -28,7 +27,7 @@ import aiohttp
 import orjson
 import psutil
 
-from gateway.bench.procs import free_port, gateway_process, wait_ready
+from gateway.bench.procs import free_port, gateway_process, stop_process, wait_ready
 
 CHAT = "/v1/chat/completions"
 MODEL = "specgate-emu"
@@ -267,13 +266,7 @@ async def emulated_pair(log_dir: Path, name: str) -> AsyncIterator[tuple[str, st
                     await asyncio.sleep(0.05)
         yield urls
     finally:
-        if proc.returncode is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(proc.wait(), 10)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
+        await stop_process(proc)
         log.close()
 
 

@@ -42,6 +42,18 @@ async def fetch_text(url: str, timeout_s: float = 5.0) -> str:
         return await resp.text()
 
 
+async def stop_process(proc: asyncio.subprocess.Process, grace_s: float = 10.0) -> None:
+    """SIGTERM (a gateway drains), then SIGKILL after `grace_s`."""
+    if proc.returncode is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        await asyncio.wait_for(proc.wait(), grace_s)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+
+
 @contextlib.asynccontextmanager
 async def gateway_process(
     env: Mapping[str, str], log_path: Path, ready_timeout_s: float = 30.0, host: str = "127.0.0.1",
@@ -61,10 +73,4 @@ async def gateway_process(
             await wait_ready(url, ready_timeout_s, proc)
             yield url
         finally:
-            if proc.returncode is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    await asyncio.wait_for(proc.wait(), 10)
-                except TimeoutError:
-                    proc.kill()
-                    await proc.wait()
+            await stop_process(proc)

@@ -168,6 +168,7 @@ class Engine:
         verify: list[SeqWork] = []
         first_draft: list[SeqWork] = []
         later_draft: list[SeqWork] = []  # draft passes 2..γ: one token per decoding sequence
+        gamma = p.gamma_at(len(self.running))  # vLLM picks K from the batch it scheduled last
         for seq in self.running:
             if budget <= 0:
                 break
@@ -179,7 +180,7 @@ class Engine:
                 budget -= chunk
                 continue
             remaining = len(seq.target) - seq.n_out
-            drafts = seq.spec.propose(remaining) if seq.spec is not None else []
+            drafts = seq.spec.propose(remaining, gamma) if seq.spec is not None else []
             drafts = drafts[: max(budget - 1, 0)]
             outcome = (
                 seq.spec.verify(drafts, seq.target, seq.n_out)

@@ -154,7 +154,10 @@ def wait_ok(url: str, timeout_s: float) -> bool:
 
 
 def spec_counters(metrics_text: str) -> dict[str, float]:
-    snap = parse_vllm_metrics(metrics_text)
+    try:
+        snap = parse_vllm_metrics(metrics_text)
+    except ValueError:  # not an exposition (the server did not answer): count nothing
+        snap = parse_vllm_metrics("")
     return {"drafts": snap.drafts, "draft_tokens": snap.draft_tokens, "accepted": snap.accepted_tokens,
             "generation_tokens": snap.generation_tokens}
 
@@ -493,7 +496,10 @@ def main(argv: list[str] | None = None) -> int:
                 after = counters(args.speculative_url)
                 state_status, state_text = http_get(gw.url + "/admin/state")
                 state = json.loads(state_text) if state_status == 200 else {}
-                _, metrics_text = http_get(gw.url + "/metrics")
+                metrics_status, metrics_text = http_get(gw.url + "/metrics")
+                if metrics_status != 200:  # the gateway is gone: record it, keep the phase's rows
+                    log(f"gateway {policy} /metrics: {metrics_status} {metrics_text[:200]}")
+                    metrics_text = ""
                 learned, classes = extract_learned(state)
                 for r in rows:
                     req_file.write(row_json(r, policy, phase) + "\n")

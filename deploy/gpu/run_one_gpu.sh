@@ -43,6 +43,12 @@ bench() {  # label out-subdir extra-args...
   $PY "$here/real_bench.py" --out "$RUN/$sub" --label "$label" --configured-acceptance 3.3 --warmup 24 \
     --tokenizer "$tok" --meta "vllm_version=${vllm_version:-emulator}" --meta "gpu=${gpu:-none}" "$@"
 }
+probe_greedy() {  # what random weights generate greedily (the emulator's dummy mode copies its repeat pattern)
+  for n in 8 400 3000; do
+    body=$($PY -c "import json,sys; n=int(sys.argv[1]); print(json.dumps({'model': 'target', 'prompt': ' '.join(f'w{i % 97} alpha' for i in range(n // 2)), 'max_tokens': 64, 'temperature': 0, 'ignore_eos': True, 'logprobs': 0}))" $n)
+    curl -s -m 30 "$1/v1/completions" -H 'content-type: application/json' -d "$body" | cut -c1-6000; echo
+  done
+}
 { date -u; nvidia-smi 2>&1 || echo "no nvidia-smi"; } > "$RUN/nvidia-smi-$stage.txt"
 echo "stage $stage, vLLM ${vllm_version:-none}, GPU ${gpu:-none}, budget ${BUDGET_S}s"
 
@@ -64,6 +70,7 @@ if [ "$stage" = singles ]; then
     up=$(( $(date +%s) - t0 )); echo "$layout up after ${up}s; $(left) s left"
     mkdir -p "$RUN/$layout"
     { echo "up_after_s=$up"; keylines "single-$layout"; cat /tmp/gpu/single-$layout.cmd 2>/dev/null; } > "$RUN/$layout/startup.txt"
+    probe_greedy "$url" > "$RUN/$layout/dummy-greedy-probe.jsonl"
     bench "$label" "$layout" --single "$layout=$url" --budget-s $(( $(left) - 15 )) \
       --meta "layout=$layout alone, --gpu-memory-utilization 0.90" --meta "serve_cmd=$(cat /tmp/gpu/single-$layout.cmd 2>/dev/null)" \
       > "$RUN/$layout/bench.log" 2>&1

@@ -16,6 +16,7 @@ novllm=0; if [ "${1:-}" = "--no-vllm" ]; then novllm=1; shift; fi
 here=$(cd "$(dirname "$0")" && pwd); repo=$(cd "$here/../.." && pwd); cd "$repo"
 OUT=${OUT:-/tmp/specgate-out}; mkdir -p "$OUT"; RUN=${RUN_DIR:-/tmp/run-$stage}; mkdir -p "$RUN"
 BUDGET_S=${BUDGET_S:-570}; start=$(date +%s)
+BPORT=${BPORT:-8001}; SPORT=${SPORT:-8002}; GWPORT=${GWPORT:-8000}   # --no-vllm: other ports on a shared machine
 left() { echo $(( BUDGET_S - ($(date +%s) - start) )); }
 if [ -d .gpu-wheels ] && [ ! -f /tmp/extra/.done ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/extra .gpu-wheels/*.whl && touch /tmp/extra/.done
@@ -33,15 +34,16 @@ keylines() {  # what the server chose at start-up: model runner, async schedulin
 emu_pid=
 emulate() {  # $1 profile: an emulated pair on 8001/8002 (a single layout uses one of its two servers)
   [ -n "$emu_pid" ] && kill "$emu_pid" 2>/dev/null && wait "$emu_pid" 2>/dev/null
-  $PY -m gateway emulate --baseline-port 8001 --speculative-port 8002 --model target --profile "$1" \
+  $PY -m gateway emulate --baseline-port $BPORT --speculative-port $SPORT --model target --profile "$1" \
      --synthetic-acceptance-length 3.3 --load-format dummy > "$RUN/emulator-$1.log" 2>&1 &
   emu_pid=$!
-  for _ in $(seq 1 40); do curl -sf http://127.0.0.1:8002/health >/dev/null && break; sleep 0.5; done
+  for _ in $(seq 1 40); do curl -sf http://127.0.0.1:$SPORT/health >/dev/null && break; sleep 0.5; done
 }
 bench() {  # label out-subdir extra-args...
   local label=$1 sub=$2; shift 2
-  $PY "$here/real_bench.py" --out "$RUN/$sub" --label "$label" --configured-acceptance 3.3 --warmup 24 \
-    --tokenizer "$tok" --meta "vllm_version=${vllm_version:-emulator}" --meta "gpu=${gpu:-none}" "$@"
+  $PY "$here/real_bench.py" --out "$RUN/$sub" --label "$label" --configured-acceptance 3.3 --warmup ${WARMUP:-48} \
+    --tokenizer "$tok" --baseline-url http://127.0.0.1:$BPORT --speculative-url http://127.0.0.1:$SPORT \
+    --gateway-port $GWPORT --meta "vllm_version=${vllm_version:-emulator}" --meta "gpu=${gpu:-none}" "$@"
 }
 probe_greedy() {  # what random weights generate greedily (the emulator's dummy mode copies its repeat pattern)
   for n in 8 400 3000; do
@@ -54,13 +56,13 @@ echo "stage $stage, vLLM ${vllm_version:-none}, GPU ${gpu:-none}, budget ${BUDGE
 
 if [ "$stage" = singles ]; then
   for layout in ${LAYOUTS:-baseline dynk ngram}; do
-    need=$([ $novllm = 1 ] && echo 100 || echo 230)   # start-up (~120 s on a warm compile cache) + phases (~100 s)
+    need=${NEED_S:-$([ $novllm = 1 ] && echo 100 || echo 170)}   # start-up (60-220 s) + phases (~100 s)
     if [ "$(left)" -lt "$need" ]; then echo "skip $layout: $(left) s left"; echo "$layout" >> "$RUN/skipped.txt"; continue; fi
     t0=$(date +%s)
     if [ $novllm = 1 ]; then
-      case $layout in baseline) emulate h200-ngram; url=http://127.0.0.1:8001;;
-                      ngram) emulate h200-ngram; url=http://127.0.0.1:8002;;
-                      dynk) emulate h200-ngram-dynk; url=http://127.0.0.1:8002;; esac
+      case $layout in baseline) emulate h200-ngram; url=http://127.0.0.1:$BPORT;;
+                      ngram) emulate h200-ngram; url=http://127.0.0.1:$SPORT;;
+                      dynk) emulate h200-ngram-dynk; url=http://127.0.0.1:$SPORT;; esac
       label=emulated-h200-single-$layout
     else
       bash "$here/start_single.sh" "$layout"

@@ -154,7 +154,10 @@ def wait_ok(url: str, timeout_s: float) -> bool:
 
 
 def spec_counters(metrics_text: str) -> dict[str, float]:
-    snap = parse_vllm_metrics(metrics_text)
+    try:
+        snap = parse_vllm_metrics(metrics_text)
+    except ValueError:  # not an exposition (the server did not answer): count nothing
+        snap = parse_vllm_metrics("")
     return {"drafts": snap.drafts, "draft_tokens": snap.draft_tokens, "accepted": snap.accepted_tokens,
             "generation_tokens": snap.generation_tokens}
 
@@ -223,9 +226,16 @@ def row_json(r: Measured, policy: str, phase: str) -> str:
 
 # ---------------------------------------------------------------- gateway process
 
+def split_policy(spec: str) -> tuple[str, str | None]:
+    """`adaptive@2` -> ("adaptive", "2"): the policy and the gateway's SPECGATE_RANDOM_SEED for this run."""
+    policy, _, seed = spec.partition("@")
+    return policy, (seed or None)
+
+
 class Gateway:
-    def __init__(self, args: argparse.Namespace, policy: str, log_path: Path) -> None:
+    def __init__(self, args: argparse.Namespace, policy_spec: str, log_path: Path) -> None:
         self.url = f"http://127.0.0.1:{args.gateway_port}"
+        policy, seed = split_policy(policy_spec)
         env = dict(os.environ)
         env.update({
             "SPECGATE_BASELINE_URLS": args.baseline_url, "SPECGATE_SPECULATIVE_URLS": args.speculative_url,
@@ -235,6 +245,8 @@ class Gateway:
         for kv in args.gateway_env:
             k, _, v = kv.partition("=")
             env[k] = v
+        if seed is not None:  # after --gateway-env: the per-run seed wins
+            env["SPECGATE_RANDOM_SEED"] = seed
         self.log_path = log_path
         self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen([sys.executable, "-m", "gateway", "serve"], env=env, stdout=self._log,
@@ -289,7 +301,7 @@ def render(results: dict[str, Any]) -> str:
             f"{fmt(ov.get('mean_s'), 1000, 2)}/{fmt(ov.get('p99_s'), 1000, 2)} |")
     lines.append("")
     for run in results["runs"]:
-        if run["policy"] in ("rules", "adaptive") and run["phase"] == "high":
+        if split_policy(run["policy"])[0] in ("rules", "adaptive") and run["phase"] == "high":
             lines.append(f"- {run['policy']} split by class (cumulative low+high phases shown per phase): "
                          + json.dumps(run["summary"]["split_by_class"]))
             if run.get("learned_classes") is not None:
@@ -322,6 +334,47 @@ async def run_phase(kind: str, items: list[WorkloadItem], url: str, args: argpar
     return rows, time.monotonic() - t
 
 
+def run_single(args: argparse.Namespace, low: list[WorkloadItem], warm: list[WorkloadItem],
+               high: list[WorkloadItem], results: dict[str, Any], req_file: Any, save: Any, deadline: float) -> int:
+    """One server alone on the GPU (no gateway): warm-up (discarded), then the low and high phases sent to it."""
+    name, _, url = args.single.partition("=")
+    if not wait_ok(url + "/health", 30):
+        results["fatal"] = f"{name} {url} not healthy"
+        save()
+        return 1
+    if warm:
+        rows = asyncio.run(closed_loop(with_nonce(warm, f"warm-{name}"), url, args.model, len(warm),
+                                       args.request_timeout_s, deadline))
+        log(f"warm-up {name}: {[r.status for r in rows]}")
+        results.setdefault("warmup", {})[name] = summarize(rows, 1.0)
+    for phase, items in (("low", low), ("high", high)):
+        if time.monotonic() > deadline:
+            results.setdefault("skipped", []).append(f"{name}-{phase}")
+            continue
+        before = spec_counters(http_get(url + "/metrics")[1])
+        rows, wall = asyncio.run(run_phase(phase, with_nonce(items, f"{name}-{phase}"), url, args, deadline))
+        after = spec_counters(http_get(url + "/metrics")[1])
+        for r in rows:
+            req_file.write(row_json(r, "single", f"{phase}-{name}") + "\n")
+        run: dict[str, Any] = {"policy": "single", "direct_target": name, "phase": phase,
+                               "summary": summarize(rows, wall),
+                               "vllm_spec_delta": {k: after[k] - before[k] for k in after}}
+        d = run["vllm_spec_delta"]
+        if d["drafts"]:
+            run["vllm_mean_acceptance_length"] = 1 + d["accepted"] / d["drafts"]
+        results["runs"].append(run)
+        s = run["summary"]
+        log(f"single {name} {phase}: ok {s['ok']}/{s['n']} mean e2e {fmt(s['mean_e2e_s'])} p90 {fmt(s['p90_e2e_s'])}"
+            f" ttft p90 {fmt(s['p90_ttft_s'])} tok/step {s['tokens_per_step']} errors {s['errors']}")
+        save()
+    (args.out / f"vllm-{name}-metrics.txt").write_text(http_get(url + "/metrics")[1])
+    req_file.close()
+    results["meta"]["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    save()
+    print(render(results))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--baseline-url", default="http://127.0.0.1:8001")
@@ -340,6 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-model-len", type=int, default=8192)
     p.add_argument("--tokenizer", default="/tmp/models/target/tokenizer.json")
     p.add_argument("--keep-structured", action="store_true", help="keep response_format/tools (off: dummy weights)")
+    p.add_argument("--single", help="NAME=URL: one server alone, no gateway (its low and high phases sent to it)")
     p.add_argument("--direct", action="store_true", help="replay the low phase directly to each backend first")
     p.add_argument("--direct-duration", type=float, default=20.0)
     p.add_argument("--warmup", type=int, default=4, help="direct warm-up requests per backend")
@@ -380,6 +434,9 @@ def main(argv: list[str] | None = None) -> int:
         (args.out / "results.json").write_text(json.dumps(results, indent=1, default=str))
         (args.out / "summary.md").write_text(render(results))
 
+    if args.single:
+        warm_items = high_all[-args.warmup:] if args.warmup else []
+        return run_single(args, low, warm_items, high, results, req_file, save, deadline)
     for name, url in (("baseline", args.baseline_url), ("speculative", args.speculative_url)):
         if not wait_ok(url + "/health", 30):
             log(f"{name} {url} not healthy")
@@ -420,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"budget spent: skipping {policy}")
             results.setdefault("skipped", []).append(policy)
             continue
-        gw_log = Path(f"/tmp/specgate-gw-{args.label}-{policy}.log")
+        gw_log = Path(f"/tmp/specgate-gw-{args.label}-{policy.replace('@', '-seed')}.log")
         gw = Gateway(args, policy, gw_log)
         if not gw.ready(30):
             rc = gw.stop()
@@ -434,12 +491,15 @@ def main(argv: list[str] | None = None) -> int:
                 if time.monotonic() > deadline:
                     break
                 before = counters(args.speculative_url)
-                rows, wall = asyncio.run(run_phase(phase, with_nonce(items, f"{policy}-{phase}"), gw.url, args,
-                                                   deadline))
+                nonce = f"{policy.replace('@', 's')}-{phase}"
+                rows, wall = asyncio.run(run_phase(phase, with_nonce(items, nonce), gw.url, args, deadline))
                 after = counters(args.speculative_url)
                 state_status, state_text = http_get(gw.url + "/admin/state")
                 state = json.loads(state_text) if state_status == 200 else {}
-                _, metrics_text = http_get(gw.url + "/metrics")
+                metrics_status, metrics_text = http_get(gw.url + "/metrics")
+                if metrics_status != 200:  # the gateway is gone: record it, keep the phase's rows
+                    log(f"gateway {policy} /metrics: {metrics_status} {metrics_text[:200]}")
+                    metrics_text = ""
                 learned, classes = extract_learned(state)
                 for r in rows:
                     req_file.write(row_json(r, policy, phase) + "\n")

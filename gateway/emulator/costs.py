@@ -42,6 +42,14 @@ def forward_time(model: ModelSpec, gpu: GpuSpec, batch: Sequence[SeqWork]) -> fl
     return max(model.weight_bytes / gpu.bandwidth, flops / gpu.compute) + kv_bytes / gpu.bandwidth
 
 
+def pad_to_gamma(verify: Sequence[SeqWork], gamma: int) -> list[SeqWork]:
+    """vLLM 0.26 with a fixed γ pads a decode step (no prefill in it) to 1 + γ tokens per sequence, drafts or not,
+    to replay one full CUDA graph (scheduler.py, `pad_spec_decode`): a sequence the n-gram lookup found nothing
+    for (every sampled request on random weights) still costs a (1 + γ)-token verification. Dynamic γ
+    (`num_speculative_tokens_per_batch_size`) turns the padding off."""
+    return [SeqWork(1 + gamma, w.context_tokens) if w.query_tokens == 1 else w for w in verify]
+
+
 def baseline_phases(profile: Profile, batch: Sequence[SeqWork]) -> list[Phase]:
     return [Phase(0.0, forward_time(profile.target, profile.gpu, batch))]
 

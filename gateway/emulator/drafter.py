@@ -166,9 +166,9 @@ class Speculation:
         if self.proposer is not None:
             self.proposer.observe(tokens)
 
-    def propose(self, remaining: int) -> list[str]:
-        """Draft tokens for the next step (at most γ, and at most remaining - 1)."""
-        k = min(self.gamma, remaining - 1)
+    def propose(self, remaining: int, gamma: int | None = None) -> list[str]:
+        """Draft tokens for the next step (at most γ, or `gamma` this step, and at most remaining - 1)."""
+        k = min(self.gamma if gamma is None else gamma, remaining - 1)
         if k <= 0:
             return []
         if self.proposer is None:

@@ -16,7 +16,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from .clock import SharedGPU, SimClock
-from .costs import Phase, SeqWork, baseline_phases, speculative_phases
+from .costs import Phase, SeqWork, baseline_phases, pad_to_gamma, speculative_phases
 from .drafter import Speculation, StepOutcome
 from .metrics import EngineMetrics
 from .prefix_cache import PrefixCache
@@ -168,10 +168,13 @@ class Engine:
         verify: list[SeqWork] = []
         first_draft: list[SeqWork] = []
         later_draft: list[SeqWork] = []  # draft passes 2..γ: one token per decoding sequence
+        gamma = p.gamma_at(len(self.running))  # vLLM picks K from the batch it scheduled last
+        prefill = False
         for seq in self.running:
             if budget <= 0:
                 break
             if seq.prefilling:
+                prefill = True
                 chunk = min(seq.prompt_len - seq.computed, budget)
                 plan.append(self._plan_prefill(seq, chunk))
                 verify.append(SeqWork(chunk, seq.computed + chunk))
@@ -179,7 +182,7 @@ class Engine:
                 budget -= chunk
                 continue
             remaining = len(seq.target) - seq.n_out
-            drafts = seq.spec.propose(remaining) if seq.spec is not None else []
+            drafts = seq.spec.propose(remaining, gamma) if seq.spec is not None else []
             drafts = drafts[: max(budget - 1, 0)]
             outcome = (
                 seq.spec.verify(drafts, seq.target, seq.n_out)
@@ -201,6 +204,7 @@ class Engine:
                 break
             self.waiting.popleft()
             self.running.append(seq)
+            prefill = True
             used += need
             self.metrics.queue_time.observe(max(self.clock.now() - seq.arrival, 0.0))
             hits = self.prefix_cache.hit_blocks(seq.block_hashes) * p.block_size
@@ -216,6 +220,8 @@ class Engine:
             return plan, []
         if not self.speculative:
             return plan, baseline_phases(p, verify)
+        if p.spec_schedule is None and not prefill:
+            verify = pad_to_gamma(verify, p.gamma)
         passes = [first_draft] + [later_draft] * (p.gamma - 1)
         return plan, speculative_phases(p, verify, passes)
 

@@ -141,13 +141,31 @@ class Profile:
     baseline_kv_blocks: int = 24709
     speculative_kv_blocks: int = 24709
     max_model_len: int = 32768
+    # vLLM's dynamic speculative decoding (`num_speculative_tokens_per_batch_size`): (first, last, γ) batch-size
+    # ranges, inclusive, sorted, starting at 1; a batch size past the last range keeps the last γ. None: γ always.
+    spec_schedule: tuple[tuple[int, int, int], ...] | None = None
     notes: str = field(default="", compare=False)
 
     def with_overrides(self, **changes: object) -> Profile:
         return replace(self, **changes)  # type: ignore[arg-type]
 
+    def gamma_at(self, batch_size: int) -> int:
+        """Draft tokens per sequence in a step of `batch_size` running requests (vLLM's dense schedule lookup)."""
+        if self.spec_schedule is None:
+            return self.gamma
+        k = self.gamma
+        for first, last, gamma in self.spec_schedule:
+            if batch_size < first:
+                break
+            k = gamma
+            if batch_size <= last:
+                break
+        return min(k, self.gamma)
+
 
 DEFAULT_PROFILE = "h200-ngram"
+# The dynamic-K schedule of deploy/gpu/start_single.sh: γ = 4 up to 4 running requests, 2 up to 16, none above.
+DYNK_SCHEDULE: tuple[tuple[int, int, int], ...] = ((1, 4, 4), (5, 16, 2), (17, 256, 0))
 
 PROFILES: dict[str, Profile] = {
     "h200-draft": Profile(
@@ -158,6 +176,11 @@ PROFILES: dict[str, Profile] = {
     "h200-ngram": Profile(
         "h200-ngram", H200, LLAMA_8B, "ngram", gamma=4,
         notes="8B target + n-gram prompt lookup (γ=4) on one H200, vLLM 0.26 (calibrated)",
+    ),
+    "h200-ngram-dynk": Profile(
+        "h200-ngram-dynk", H200, LLAMA_8B, "ngram", gamma=4, spec_schedule=DYNK_SCHEDULE,
+        notes="h200-ngram whose speculative server speculates by batch size (vLLM num_speculative_tokens_per_batch_"
+              "size [[1,4,4],[5,16,2],[17,256,0]])",
     ),
     "b200-draft": Profile(
         "b200-draft", B200, LLAMA_8B_FULL_VOCAB, "draft_model", draft=LLAMA_1B_FULL_VOCAB, gamma=4,

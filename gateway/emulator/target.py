@@ -38,21 +38,25 @@ def target_output(
     return TargetOutput(body[:limit], "length")
 
 
-# Random-weight output, like `vllm serve --load-format dummy`: a vocabulary of this many token ids, and
-# greedy decoding falls into a cycle of this many tokens (the H200 run: random weights decoded greedily
-# repeat, so n-gram lookup drafts; sampled they never repeat, so it drafts nothing).
+# Random-weight output, like `vllm serve --load-format dummy`: a vocabulary of this many token ids. Greedy
+# decoding of random weights repeats at once: vLLM 0.26 on the H200 (2026-12-03, deploy/gpu/results/
+# real-h200-2026-12-03-one-gpu/*probe.jsonl) gave one token, then a 2-token cycle, for every prompt of 8 to 3,000
+# words, so n-gram lookup drafts from the third output token on; sampled output never repeats (no drafts).
 DUMMY_VOCAB = 128_256
-DUMMY_GREEDY_CYCLE = (4, 24)
+DUMMY_GREEDY_LEAD = 1
+DUMMY_GREEDY_CYCLE = 2
 
 
 def dummy_output(max_tokens: int | None, temperature: float, seed: int) -> TargetOutput:
     """What a model with random weights generates: EOS never comes (it is one id of ~128k), so the text
-    runs to `max_tokens`. Greedy (T == 0): a short random cycle, repeated. Sampled: fresh random ids."""
+    runs to `max_tokens`. Greedy (T == 0): `DUMMY_GREEDY_LEAD` tokens, then a cycle of `DUMMY_GREEDY_CYCLE`
+    tokens, repeated. Sampled: fresh random ids."""
     rng = random.Random(seed)
     limit = max_tokens if max_tokens is not None else DEFAULT_CONTINUATION_TOKENS
     if temperature <= 0.0:
-        cycle = [f" t{rng.randrange(DUMMY_VOCAB)}" for _ in range(rng.randint(*DUMMY_GREEDY_CYCLE))]
-        tokens = [cycle[i % len(cycle)] for i in range(limit)]
+        lead = [f" t{rng.randrange(DUMMY_VOCAB)}" for _ in range(DUMMY_GREEDY_LEAD)]
+        cycle = [f" t{rng.randrange(DUMMY_VOCAB)}" for _ in range(DUMMY_GREEDY_CYCLE)]
+        tokens = [*lead, *(cycle[i % len(cycle)] for i in range(max(limit - len(lead), 0)))][:limit]
     else:
         tokens = [f" t{rng.randrange(DUMMY_VOCAB)}" for _ in range(limit)]
     return TargetOutput(tokens, "length")

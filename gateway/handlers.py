@@ -193,8 +193,13 @@ async def passthrough(request: web.Request) -> web.StreamResponse:
             out["x-specgate-reason"] = "passthrough"
             resp = web.StreamResponse(status=r.status, headers=out)
             await resp.prepare(request)
-            async for chunk in r.content.iter_any():  # never buffered whole: back-pressure from the client
-                await resp.write(chunk)
+            try:
+                async for chunk in r.content.iter_any():  # never buffered whole: back-pressure from the client
+                    await resp.write(chunk)
+            except (aiohttp.ClientError, OSError, TimeoutError):
+                if request.transport is not None:  # the answer had started: a closed connection says it broke
+                    request.transport.close()
+                return resp
             await resp.write_eof()
             return resp
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:

@@ -35,7 +35,7 @@ from gateway.protocol import (
     UpstreamTooLarge,
     UpstreamUnavailable,
 )
-from gateway.relay import Outcome, Relay, close_client, first_byte_timeout, pump
+from gateway.relay import TOTAL_TIMEOUT, Outcome, Relay, close_client, first_byte_timeout, pump
 from gateway.router import Routed, Router
 from gateway.settings import Settings
 from gateway.streaming import COMPLETION_TOKENS, SseTap
@@ -304,7 +304,8 @@ class Proxy:
         outcome.completion_tokens = tap.completion_tokens
         outcome.steps = tap.engine_steps
         if error is not None:
-            self.pool.record_failure(backend, "midstream")
+            if error != TOTAL_TIMEOUT:  # a stream longer than the total timeout is the request's own doing
+                self.pool.record_failure(backend, "midstream")
             await relay.error(error, outcome)
             _warn(event="midstream_error", id=ctx.request_id, backend=backend.name, error=error)
             close_client(ctx.request)  # the client must see a closed connection, not a clean end

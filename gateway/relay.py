@@ -19,6 +19,8 @@ from gateway.protocol import RequestView, error_body
 from gateway.settings import Settings
 from gateway.streaming import SseTap
 
+TOTAL_TIMEOUT = "upstream stream exceeded the total timeout"
+
 
 @dataclass(slots=True)
 class Outcome:
@@ -85,7 +87,7 @@ async def pump(resp: aiohttp.ClientResponse, relay: Relay, first: bytes, idle: f
                 writing = False
     except TimeoutError:
         if not deadline.expired():
-            return "upstream stream exceeded the total timeout"
+            return TOTAL_TIMEOUT
         return "client_stalled" if writing else "upstream stream idle timeout"
     except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
         return f"upstream stream broke: {type(exc).__name__}"

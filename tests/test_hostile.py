@@ -293,7 +293,9 @@ async def test_6_drain_waits_for_passthrough(tmp_path: Path, upstreams: Any) -> 
     async with serve_process(base, base, tmp_path, SPECGATE_DRAIN_TIMEOUT_S="10") as (proc, url):
         async with aiohttp.ClientSession() as s:
             pending = asyncio.create_task(s.get(url + "/v1/slow", timeout=aiohttp.ClientTimeout(total=GUARD_S)))
-            while not up.paths:  # noqa: ASYNC110 -- the upstream handler appends to a plain list
+            for _ in range(1000):  # until the request is at the upstream
+                if up.paths:
+                    break
                 await asyncio.sleep(0.01)
             os.kill(proc.pid, signal.SIGTERM)
             r = await pending
@@ -468,6 +470,17 @@ async def test_13_huge_structured_body_does_not_stall_the_loop(gateway_factory: 
     await asyncio.gather(big(), health())
     writer.close()
     assert order == ["health", "big"]
+
+
+async def test_13_large_valid_body_is_parsed_off_loop_and_served(gateway_factory: Any,
+                                                                  fakes: tuple[FakeBackend, FakeBackend]) -> None:
+    base, spec = fakes
+    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], policy="baseline",
+                               offload_parse_bytes=1024)
+    big = {**BODY, "stream": True, "messages": [{"role": "user", "content": "word " * 20000}]}
+    text = await _stream_text(gw.url, big)
+    assert text.rstrip().endswith("data: [DONE]") and '"usage"' not in text  # usage added, then stripped
+    assert base.bodies[-1]["stream_options"] == {"include_usage": True}
 
 
 # ------------------------------------------------------------------ 14. slowloris

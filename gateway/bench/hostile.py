@@ -215,24 +215,32 @@ ATTACKS: dict[str, Callable[[aiohttp.ClientSession, str], Awaitable[str]]] = {
 }
 
 
-async def hostile_client(url: str, stop: asyncio.Event, outcomes: dict[str, dict[str, int]]) -> None:
-    """Every attack in turn, forever; slowloris runs alongside, round after round."""
+ALL_ATTACKS = [*ATTACKS, "slowloris"]
+
+
+async def hostile_client(url: str, stop: asyncio.Event, outcomes: dict[str, dict[str, int]],
+                         attacks: list[str]) -> None:
+    """The attacks in turn, forever; slowloris (when chosen) runs alongside, round after round."""
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
 
         async def loris() -> None:
             while not stop.is_set():
                 _count(outcomes, "slowloris", await slowloris(s, url))
 
-        side = asyncio.create_task(loris())
-        while not stop.is_set():
+        side = asyncio.create_task(loris() if "slowloris" in attacks else stop.wait())
+        await asyncio.sleep(0)
+        while not stop.is_set() and set(attacks) - {"slowloris"}:
             for name, attack in ATTACKS.items():
                 if stop.is_set():
                     break
+                if name not in attacks:
+                    continue
                 try:
                     result = await asyncio.wait_for(attack(s, url), 60)
                 except (aiohttp.ClientError, OSError, TimeoutError) as exc:
                     result = type(exc).__name__
                 _count(outcomes, name, result)
+        await stop.wait()
         side.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await side
@@ -295,7 +303,7 @@ async def poll_health(url: str, stop: asyncio.Event, out: list[float]) -> None:
             await asyncio.sleep(0.05)
 
 
-async def one_run(log_dir: Path, name: str, seconds: float, concurrency: int, hostile: bool) -> dict[str, Any]:
+async def one_run(log_dir: Path, name: str, seconds: float, concurrency: int, attacks: list[str]) -> dict[str, Any]:
     async with emulated_pair(log_dir, name) as (base, spec):
         env = {**GATEWAY_ENV, "SPECGATE_BASELINE_URLS": base, "SPECGATE_SPECULATIVE_URLS": spec}
         async with gateway_process(env, log_dir / f"gateway-{name}.log") as url, aiohttp.ClientSession() as s:
@@ -308,8 +316,8 @@ async def one_run(log_dir: Path, name: str, seconds: float, concurrency: int, ho
             health: list[float] = []
             outcomes: dict[str, dict[str, int]] = {}
             side = [asyncio.create_task(poll_health(url, stop, health))]
-            if hostile:
-                side.append(asyncio.create_task(hostile_client(url, stop, outcomes)))
+            if attacks:
+                side.append(asyncio.create_task(hostile_client(url, stop, outcomes, attacks)))
             load = asyncio.create_task(benign_load(url, seconds, concurrency, tally, seed=1))
             while not load.done():
                 await asyncio.wait({load}, timeout=max(seconds / 10, 1.0))
@@ -320,7 +328,7 @@ async def one_run(log_dir: Path, name: str, seconds: float, concurrency: int, ho
             samples.append(await _sample(gw, s, url))
             ejections = await _metric(s, url, "specgate_backend_ejections_total")
     lat = tally.latencies_s
-    return {"run": name, "hostile": hostile, "seconds": seconds, "concurrency": concurrency,
+    return {"run": name, "attacks_chosen": attacks, "seconds": seconds, "concurrency": concurrency,
             "benign_sent": tally.sent, "benign_ok": tally.ok, "benign_failures": tally.failures,
             "benign_success_rate": round(tally.ok / max(tally.sent, 1), 5),
             "benign_p50_s": round(percentile(lat, 0.5), 4), "benign_p99_s": round(percentile(lat, 0.99), 4),
@@ -340,10 +348,11 @@ def _gateway_proc(url: str) -> psutil.Process:
     raise RuntimeError(f"no process listens on {port}")
 
 
-async def hostile_comparison(log_dir: Path, seconds: float, concurrency: int) -> dict[str, Any]:
-    control = await one_run(log_dir, "control", seconds, concurrency, hostile=False)
+async def hostile_comparison(log_dir: Path, seconds: float, concurrency: int,
+                             attacks: list[str] | None = None) -> dict[str, Any]:
+    control = await one_run(log_dir, "control", seconds, concurrency, [])
     _print(control)
-    attacked = await one_run(log_dir, "hostile", seconds, concurrency, hostile=True)
+    attacked = await one_run(log_dir, "hostile", seconds, concurrency, attacks or ALL_ATTACKS)
     _print(attacked)
     return {"control": control, "hostile": attacked, "cpus": os.cpu_count(),
             "p99_ratio": round(attacked["benign_p99_s"] / control["benign_p99_s"], 3),
@@ -380,4 +389,6 @@ def render_md(h: dict[str, Any]) -> list[str]:
               "RSS over the hostile run (MB): " + ", ".join(str(s["rss_mb"]) for s in x["samples"]), "",
               "Hostile client outcomes (attack: answer → count):", ""]
     lines += [f"- {name}: {outcome}" for name, outcome in x["attacks"].items()]
+    if sorted(x["attacks_chosen"]) != sorted(ALL_ATTACKS):
+        lines += ["", "Attacks in this run: " + ", ".join(x["attacks_chosen"]) + " (not every attack)."]
     return [*lines, ""]

@@ -26,6 +26,27 @@ def _adaptive(doc: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def replica_shares(logs: Path) -> list[float]:
+    """Share of each replica's requests it sent to the speculative role, from its JSON log lines."""
+    shares = []
+    for path in sorted(logs.glob("gateway-*-r[0-9].log")):
+        roles = [line.get("backend") for line in map(_json_or_none, path.read_text(errors="replace").splitlines())
+                 if line and line.get("event") == "request"]
+        if roles:
+            shares.append(round(roles.count("speculative") / len(roles), 2))
+    return shares
+
+
+def _json_or_none(raw: str) -> dict[str, Any] | None:
+    if not raw.startswith("{"):
+        return None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def run_row(doc: dict[str, Any]) -> dict[str, Any]:
     res = _adaptive(doc)
     s, reqs = res["summary"], res["requests"]
@@ -62,10 +83,13 @@ def _spread(xs: list[float]) -> str:
 
 def summarize(directory: Path) -> dict[str, Any]:
     runs: dict[tuple[str, str, int], dict[str, Any]] = {}
+    per_replica: dict[tuple[str, str, int], list[float]] = {}
     for path in sorted(directory.glob("*.json")):
         m = NAME.match(path.name)
         if m:
-            runs[(m["wl"], m["cfg"], int(m["seed"]))] = json.loads(path.read_text())
+            key = (m["wl"], m["cfg"], int(m["seed"]))
+            runs[key] = json.loads(path.read_text())
+            per_replica[key] = replica_shares(path.with_name(path.stem + "-logs"))
     out: dict[str, Any] = {"replicas": [], "rolling": []}
     for wl in sorted({k[0] for k in runs}):
         seeds = sorted({k[2] for k in runs if k[0] == wl and k[1] == "g1"})
@@ -82,6 +106,7 @@ def summarize(directory: Path) -> dict[str, Any]:
                 "share_points_vs_one": [round(100 * (rows[s]["speculative_share"] - ones[s]["speculative_share"]), 1)
                                         for s in sorted(rows)],
                 "probes": [rows[s]["probes"] for s in sorted(rows)],
+                "replica_speculative_shares": [per_replica.get((wl, cfg, s), []) for s in sorted(rows)],
                 "failed": sum(rows[s]["failed"] for s in rows)})
         for (w, cfg, seed), doc in sorted(runs.items()):
             if w == wl and "rolling" in cfg:

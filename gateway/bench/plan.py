@@ -10,8 +10,8 @@ Pruning: a quick analytic pass first predicts each layout's mean latency with th
 priors, each request's true acceptance and length (the emulator's drafter over the workload's
 references, as `clairvoyant` uses) and Little's law for the per-server load, every request routed to the
 role that serves it sooner. Layouts predicted more than `--prune-above` × the best at every load are not
-replayed; the output says which and why. Single servers with dynamic speculation are not laid out yet
-(the emulator has no dynamic-K profile).
+replayed, nor any beyond the `--keep` closest; the output says which and why. Single servers with dynamic
+speculation are not laid out yet (the emulator's `h200-ngram-dynk` profile could serve them).
 """
 
 from __future__ import annotations
@@ -142,12 +142,17 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
                 for lay in candidates}
     best_at = {str(load): min(a[str(load)] for a in analytic.values()) for load in loads}
     kept, pruned = [], {}
-    for lay in candidates:
-        worst_ratio = min(analytic[lay.name][k] / best_at[k] for k in best_at)
-        if args.brute_force or worst_ratio <= args.prune_above:
+    closeness = {lay.name: min(analytic[lay.name][k] / best_at[k] for k in best_at) for lay in candidates}
+    ranked = sorted(candidates, key=lambda lay: closeness[lay.name])
+    for rank, lay in enumerate(ranked):
+        ratio = closeness[lay.name]
+        if args.brute_force or (ratio <= args.prune_above and rank < args.keep):
             kept.append(lay)
+        elif ratio > args.prune_above:
+            pruned[lay.name] = f"analytic mean {ratio:.2f}x the best layout's at every load"
         else:
-            pruned[lay.name] = f"analytic mean {worst_ratio:.2f}x the best layout's at every load"
+            pruned[lay.name] = f"analytic mean {ratio:.3f}x the best: not among the {args.keep} closest"
+    kept.sort(key=candidates.index)
     rows: list[dict[str, Any]] = []
     work_dir = args.out.parent / f"{args.out.stem}-logs"
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -179,6 +184,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=120, help="requests replayed per layout and load")
     p.add_argument("--prune-above", type=float, default=1.15,
                    help="skip layouts predicted this many times the best at every load")
+    p.add_argument("--keep", type=int, default=3, help="replay at most this many layouts, the analytically closest")
     p.add_argument("--brute-force", action="store_true", help="replay every layout (no pruning)")
     p.add_argument("--out", type=Path, default=Path("specgate-plan/plan.json"))
     return p

@@ -14,7 +14,6 @@ import logging
 import os
 import signal
 import sys
-import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -278,7 +277,21 @@ def test_5_json_log_lines_keep_tracebacks() -> None:
         record = logging.LogRecord("specgate", logging.ERROR, __file__, 1, '{"event": "x"}', None, sys.exc_info())
     line = orjson.loads(JsonLineFormatter().format(record))
     assert line["event"] == "x" and "RuntimeError: boom" in line["traceback"]
-    assert traceback  # the module is used to build the record's exc_info above
+
+
+def test_5_malformed_requests_log_one_line_not_a_traceback() -> None:
+    from aiohttp.http_exceptions import BadHttpMessage
+
+    from gateway.server import _client_errors_without_traceback
+
+    try:
+        raise BadHttpMessage("Unexpected whitespace after header value")
+    except BadHttpMessage:
+        record = logging.LogRecord("aiohttp.server", logging.ERROR, __file__, 1, "Error handling request from %s",
+                                   ("127.0.0.1",), sys.exc_info())
+    assert _client_errors_without_traceback(record)
+    line = orjson.loads(JsonLineFormatter().format(record))
+    assert "traceback" not in line and line["level"] == "info" and "BadHttpMessage 400" in line["message"]
 
 
 # ------------------------------------------------------------------ 6. drain

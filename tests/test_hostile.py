@@ -349,6 +349,10 @@ def test_7_sse_tap_reads_events_not_substrings() -> None:
     tap.feed(sse({"choices": [], "usage": {"completion_tokens": 5}}) + b"data: [DONE]\n")
     tap.feed(b"\n")
     assert tap.done and tap.completion_tokens == 5 and tap.data_events == 4 and tap.usage_events == 1
+    whole = SseTap(strip_usage=False, chat=True)  # whole events take the fast path: the same reading
+    for event in (sse(chunk("say data: [DONE] now")), sse(chunk("data: data: data: ")) + b": ping\n\n"):
+        whole.feed(event)
+    assert whole.data_events == 2 and not whole.done
 
 
 async def test_7_literal_done_in_content_does_not_end_the_stream(gateway_factory: Any, upstreams: Any) -> None:

@@ -15,6 +15,7 @@ import tempfile
 import time
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from gateway.app import create_app
 from gateway.settings import Settings
@@ -51,10 +52,20 @@ def configure_logging(level: str) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    logging.getLogger("aiohttp.server").addFilter(_client_errors_without_traceback)
     buffered = logging.handlers.MemoryHandler(capacity=1024, flushLevel=logging.WARNING, target=handler)
     access = logging.getLogger("specgate.access")
     access.handlers[:] = [buffered]
     access.propagate = False
+
+
+def _client_errors_without_traceback(record: logging.LogRecord) -> bool:
+    """A malformed request from a client is one log line, not a traceback a client can make us write."""
+    exc = record.exc_info[1] if record.exc_info else None
+    if isinstance(exc, HttpProcessingError):
+        record.msg, record.args = f"{record.getMessage()}: {type(exc).__name__} {exc.code}", ()
+        record.exc_info, record.levelno, record.levelname = None, logging.INFO, "INFO"
+    return True
 
 
 async def serve(settings: Settings, *, reuse_port: bool = False) -> None:

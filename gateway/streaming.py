@@ -37,6 +37,8 @@ class SseTap:
 
     def feed(self, chunk: bytes) -> bytes:
         """Account for `chunk` and return the bytes to relay to the client (`chunk` itself unless stripping)."""
+        if self._whole_plain_events(chunk):
+            return chunk
         out: list[bytes] = []
         start = 0
         if self._last_nl and chunk[:1] == b"\n":  # the blank line that ends an event spans two chunks
@@ -51,6 +53,18 @@ class SseTap:
         if not self.strip_usage:
             return chunk
         return out[0] if len(out) == 1 else b"".join(out)
+
+    def _whole_plain_events(self, chunk: bytes) -> bool:
+        """The common case, counted in C: whole one-line events, no usage, no [DONE], nothing pending.
+        A raw newline never occurs inside a JSON event, so `data:` after a blank line starts an event."""
+        if self._head or self._over or not chunk.endswith(b"\n\n") or b"[DONE]" in chunk or b'"usage"' in chunk:
+            return False
+        events = chunk.count(b"\n\n")
+        if chunk.count(b"\n") != 2 * events:
+            return False
+        self.data_events += chunk.startswith(b"data:") + chunk.count(b"\n\ndata:")
+        self._last_nl = False
+        return True
 
     def flush(self) -> bytes:
         """End of stream: an unterminated last event is read and relayed as it is."""

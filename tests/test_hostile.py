@@ -14,7 +14,6 @@ import logging
 import os
 import signal
 import sys
-import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -278,7 +277,21 @@ def test_5_json_log_lines_keep_tracebacks() -> None:
         record = logging.LogRecord("specgate", logging.ERROR, __file__, 1, '{"event": "x"}', None, sys.exc_info())
     line = orjson.loads(JsonLineFormatter().format(record))
     assert line["event"] == "x" and "RuntimeError: boom" in line["traceback"]
-    assert traceback  # the module is used to build the record's exc_info above
+
+
+def test_5_malformed_requests_log_one_line_not_a_traceback() -> None:
+    from aiohttp.http_exceptions import BadHttpMessage
+
+    from gateway.server import _client_errors_without_traceback
+
+    try:
+        raise BadHttpMessage("Unexpected whitespace after header value")
+    except BadHttpMessage:
+        record = logging.LogRecord("aiohttp.server", logging.ERROR, __file__, 1, "Error handling request from %s",
+                                   ("127.0.0.1",), sys.exc_info())
+    assert _client_errors_without_traceback(record)
+    line = orjson.loads(JsonLineFormatter().format(record))
+    assert "traceback" not in line and line["level"] == "info" and "BadHttpMessage 400" in line["message"]
 
 
 # ------------------------------------------------------------------ 6. drain
@@ -336,6 +349,10 @@ def test_7_sse_tap_reads_events_not_substrings() -> None:
     tap.feed(sse({"choices": [], "usage": {"completion_tokens": 5}}) + b"data: [DONE]\n")
     tap.feed(b"\n")
     assert tap.done and tap.completion_tokens == 5 and tap.data_events == 4 and tap.usage_events == 1
+    whole = SseTap(strip_usage=False, chat=True)  # whole events take the fast path: the same reading
+    for event in (sse(chunk("say data: [DONE] now")), sse(chunk("data: data: data: ")) + b": ping\n\n"):
+        whole.feed(event)
+    assert whole.data_events == 2 and not whole.done
 
 
 async def test_7_literal_done_in_content_does_not_end_the_stream(gateway_factory: Any, upstreams: Any) -> None:

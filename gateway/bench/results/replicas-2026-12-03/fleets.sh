@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 16 on the emulated fleets of the fleet issue: 1 + 1 GPUs (one baseline, one speculative server, a GPU
 # each) at medium load and 2 + 2 at high load; 1, 2, 4 gateway replicas behind haproxy; seeds 1-3. Same
-# snapshot and invocation as run.sh.
+# snapshot and invocation as pair.sh.
 set -u
 export PYTHONPATH=${PYTHONPATH:-$PWD}
 py=${PY:-python3}

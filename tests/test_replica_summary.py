@@ -45,4 +45,5 @@ def test_summary_compares_each_seed_with_one_replica_and_reads_restart_windows(t
     assert restart["before"] == restart["after"] == 100
     assert (restart["probes_before"], restart["probes_after"]) == (0, 2)
     assert restart["mean_after_over_before"] == 1.1
+    assert restart["mean_after_over_no_restart"] == 1.0  # the same requests were as slow without a restart
     assert "| wl | g2 | 1 |" in markdown(summary)

@@ -5,7 +5,8 @@ result files in DIR (named `<workload>-g<N>-seed<S>.json`, `<workload>-workers2-
 - replicas vs one: per seed, the mean end-to-end of N replicas ÷ one replica's, and the difference in the
   share of requests sent to the speculative role (points); medians and ranges over seeds.
 - rolling restart: failed requests; per restart, probes (reason `explore`) among the 100 requests sent after
-  the restarted replica was ready vs the 100 sent before it was stopped, and the ratio of their mean e2e.
+  the restarted replica was ready vs the 100 sent before it was stopped, the ratio of their mean e2e, and the
+  after-window's mean ÷ the same requests' in the run of the same seed without restarts (`-g2-seed<S>`).
 """
 
 from __future__ import annotations
@@ -57,8 +58,11 @@ def run_row(doc: dict[str, Any]) -> dict[str, Any]:
             "probes": sum(1 for r in reqs if str(r.get("reason") or "").startswith("explore"))}
 
 
-def restart_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def restart_rows(doc: dict[str, Any], reference: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Per restart: the 100 requests sent before the stop and the 100 sent after the replica was back; with a
+    `reference` run (same workload and seed, no restart), also the after-window's mean ÷ the same requests' there."""
     res = _adaptive(doc)
+    ref = {r["id"]: r["e2e_s"] for r in _adaptive(reference)["requests"]} if reference else {}
     reqs = sorted((r for r in res["requests"] if r.get("sent_s") is not None), key=lambda r: r["sent_s"])
     rows = []
     for event in (res.get("restarts") or [[]])[0]:
@@ -73,8 +77,17 @@ def restart_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
             event["ready_s"] - event["stop_s"], 2), "before": len(before), "after": len(after),
             "probes_before": sum(1 for r in before if str(r.get("reason") or "").startswith("explore")),
             "probes_after": sum(1 for r in after if str(r.get("reason") or "").startswith("explore")),
-            "mean_after_over_before": round(mean(after) / mean(before), 3) if before and after else None})
+            "mean_after_over_before": round(mean(after) / mean(before), 3) if before and after else None,
+            "mean_after_over_no_restart": _paired(after, ref)})
     return rows
+
+
+def _paired(window: list[dict[str, Any]], ref: dict[str, float | None]) -> float | None:
+    pairs = [(float(r["e2e_s"]), float(ref[r["id"]] or 0.0)) for r in window
+             if r.get("e2e_s") is not None and ref.get(r["id"])]
+    if not pairs:
+        return None
+    return round(sum(a for a, _ in pairs) / sum(b for _, b in pairs), 3)
 
 
 def _spread(xs: list[float]) -> str:
@@ -110,8 +123,9 @@ def summarize(directory: Path) -> dict[str, Any]:
                 "failed": sum(rows[s]["failed"] for s in rows)})
         for (w, cfg, seed), doc in sorted(runs.items()):
             if w == wl and "rolling" in cfg:
+                reference = runs.get((wl, "g2", seed))  # same replicas and seed, no restart
                 out["rolling"].append({"workload": wl, "warm": cfg.rsplit("-", 1)[1], "seed": seed,
-                                       **run_row(doc), "restarts": restart_rows(doc)})
+                                       **run_row(doc), "restarts": restart_rows(doc, reference)})
     return out
 
 
@@ -125,11 +139,13 @@ def markdown(summary: dict[str, Any]) -> str:
                      f"{' / '.join(f'{x:+.0f}' for x in r['share_points_vs_one'])} | "
                      f"{' / '.join(str(x) for x in r['probes'])} | {r['failed']} |")
     if summary["rolling"]:
-        lines += ["", "| warm start | seed | failed | mean e2e (s) | restart: replica, down (s), probes before → "
-                      "after (of 100), mean after ÷ before |", "|---|---|---|---|---|"]
+        lines += ["", "| warm start | seed | failed | mean e2e (s) | per restart: replica, down (s), probes in the 100 "
+                      "before → 100 after, mean of the 100 after ÷ the 100 before, ÷ the same requests without a "
+                      "restart |", "|---|---|---|---|---|"]
         for r in summary["rolling"]:
             restarts = "; ".join(f"r{x['replica']} {x['down_s']} s, {x['probes_before']}→{x['probes_after']}, "
-                                 f"{x['mean_after_over_before']}" for x in r["restarts"])
+                                 f"{x['mean_after_over_before']}, {x['mean_after_over_no_restart']}"
+                                 for x in r["restarts"])
             lines.append(f"| {r['warm']} | {r['seed']} | {r['failed']}/{r['requests']} | {r['mean_e2e_s']:.3f} | "
                          f"{restarts} |")
     return "\n".join(lines) + "\n"

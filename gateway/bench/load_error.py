@@ -14,6 +14,7 @@ import asyncio
 import itertools
 import json
 import statistics
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -94,11 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fleet", default="baseline,speculative")
     p.add_argument("--time-scale", type=float, default=1.0)
     p.add_argument("--out", type=Path, default=Path("gateway/bench/results/load-error.json"))
+    argv = sys.argv[1:] if argv is None else argv
     args = p.parse_args(argv)
     rows = [asyncio.run(measure(int(n), args.concurrency, args.duration_s, args.fleet, args.time_scale))
             for n in args.replicas.split(",")]
     doc = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "fleet": args.fleet,
-           "command": "python -m gateway.bench.load_error " + " ".join(argv or []), "rows": rows}
+           "command": "python -m gateway.bench.load_error " + " ".join(argv), "rows": rows}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=1) + "\n")
     for r in rows:

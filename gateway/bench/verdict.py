@@ -92,7 +92,8 @@ def overall_sentence(doc: dict[str, Any]) -> str:
                         else f"Speculative alone is {1 / r:.2f}x slower than baseline on this traffic")
     if o.get("gateway_vs_best_static") is not None:
         g = o["gateway_vs_best_static"]
-        how = f"{g:.2f}x as fast as" if g >= 1 else f"{1 / g:.2f}x slower than"
+        how = ("about as fast as" if abs(g - 1.0) < 0.01 else
+               f"{g:.2f}x as fast as" if g >= 1 else f"{1 / g:.2f}x slower than")
         bits.append(f"{o['gateway_policy']} routing is {how} the best single backend ({o['best_static']})")
     return ". ".join(bits) + ("." if bits else "")
 

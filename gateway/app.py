@@ -63,14 +63,15 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
     session = create_session(state.settings)
     state.proxy.session = session
     settings = state.settings
-    await persist.restore(session, settings, state.learner)
+    await persist.restore(session, settings, state.learner, state.router)
     tasks = [
         asyncio.create_task(state.pool.run_health(session), name="specgate-health"),
         asyncio.create_task(state.pool.run_scrape(session), name="specgate-scrape"),
         asyncio.create_task(_export_loop(state), name="specgate-export"),
     ]
     if settings.state_file is not None:
-        tasks.append(asyncio.create_task(persist.save_periodically(settings, state.learner), name="specgate-state"))
+        saver = persist.save_periodically(settings, state.learner, state.router)
+        tasks.append(asyncio.create_task(saver, name="specgate-state"))
     yield
     for task in tasks:
         task.cancel()
@@ -79,7 +80,7 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
             await task
     if settings.state_file is not None:
         try:
-            persist.save(settings.state_file, state.learner)
+            persist.save(settings.state_file, state.learner, state.router)
         except OSError as exc:
             log.warning('{"event": "state_not_saved", "why": "%s"}', type(exc).__name__)
     await session.close()

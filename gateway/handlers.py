@@ -245,7 +245,8 @@ async def admin_state(request: web.Request) -> web.Response:
 
 async def admin_learner(request: web.Request) -> web.Response:
     """The learner's state, for a new replica's warm start (`SPECGATE_PEERS`)."""
-    return web.json_response(persist.state_document(request.app[AppState.key].learner), dumps=_dumps)
+    state = request.app[AppState.key]
+    return web.json_response(persist.state_document(state.learner, state.router), dumps=_dumps)
 
 
 async def admin_config(request: web.Request) -> web.Response:

@@ -174,6 +174,19 @@ class Router:
             if after.switches != before.switches:
                 self.metrics.regime_switches.labels(group).inc()
 
+    def export_regimes(self) -> dict[str, str]:
+        """Which role carries each shared GPU group (for the state file and a peer's warm start)."""
+        return {group: r.role for group, r in self.regimes.items()}
+
+    def import_regimes(self, regimes: dict[str, object]) -> None:
+        """Join the regimes another process (or this one before a restart) was in; the dwell counts from here."""
+        for group, role in regimes.items():
+            if group in self.regimes and role in ROLES:
+                self.regimes[group] = RegimeState(role="speculative" if role == "speculative" else "baseline",
+                                                  since=self.group_decisions[group])
+                if self.metrics is not None:
+                    self.metrics.regime.labels(group).set(1 if role == "speculative" else 0)
+
     def state(self) -> dict[str, object]:
         """Regimes of shared GPU groups, for `/admin/state`."""
         return {g: {"role": r.role, "mix_ratio": r.ratio, "since_decision": r.since, "switches": r.switches,

@@ -98,3 +98,21 @@ async def test_a_new_replica_warm_starts_from_a_peer_with_the_admin_key(fakes: o
             await wrong_key.runner.cleanup()
     finally:
         await peer.runner.cleanup()
+
+
+@pytest.mark.asyncio
+async def test_a_new_replica_joins_the_peer_s_regime(fakes: object) -> None:
+    """On one GPU a replica that starts at baseline while the others carry the GPU on the speculative server makes
+    the two servers alternate: a warm start carries each shared GPU's regime too."""
+    base, spec = fakes  # type: ignore[misc]
+    common = dict(baseline_urls=[base.url], speculative_urls=[spec.url], admin_api_key="adm")
+    peer = await start_gateway(fast_settings(**common))
+    peer.app[AppState.key].router.import_regimes({"pair-0": "speculative"})
+    try:
+        fresh = await start_gateway(fast_settings(**common, peers=[peer.url]))
+        try:
+            assert fresh.app[AppState.key].router.export_regimes() == {"pair-0": "speculative"}
+        finally:
+            await fresh.runner.cleanup()
+    finally:
+        await peer.runner.cleanup()

@@ -70,3 +70,16 @@ def next_regime(state: RegimeState, ratio: float | None, decisions: int, cfg: Re
     if held and state.role == "speculative" and ratio < 1.0 / (1.0 + cfg.switch_margin):
         return RegimeState("baseline", decisions, ratio, state.switches + 1)
     return replace(state, ratio=ratio)
+
+
+def follow_fleet(state: RegimeState, ratio: float | None, carried: Role | None, decisions: int,
+                 band: float) -> RegimeState:
+    """Replicas agree on a regime: when the group's own servers show the other role carrying the GPU (other
+    gateways send it their traffic) and this process's evidence is not decisive (its mix ratio within the band
+    `1 ± band`), join them. Without this, N replicas each decide from a 1/N share of the evidence and often
+    disagree, and the two servers alternate on the GPU, which is what a regime exists to prevent."""
+    if carried is None or carried == state.role or ratio is None:
+        return state
+    if 1.0 / (1.0 + band) <= ratio <= 1.0 + band:
+        return RegimeState(carried, decisions, ratio, state.switches + 1)
+    return state

@@ -13,12 +13,12 @@ from pathlib import Path
 
 from gateway.backends import Backend, BackendPool
 from gateway.classify import ClassifierConfig, Features, classify, features, temperature_bucket
-from gateway.costmodel import ROLES, StepModel
+from gateway.costmodel import OTHER_ROLE, ROLES, Role, StepModel
 from gateway.learner import Learner, LearnerConfig
 from gateway.metrics import Metrics
 from gateway.policy import Candidate, Decision, Estimates, PolicyInput, decide
 from gateway.protocol import RequestView
-from gateway.regime import MixSample, RegimeState, mix_ratio, next_regime
+from gateway.regime import MixSample, RegimeState, follow_fleet, mix_ratio, next_regime
 from gateway.settings import Settings
 
 REGIME_EVERY = 8  # decisions of a group between two recomputations of its mix ratio
@@ -168,11 +168,27 @@ class Router:
                           {role: lrn.prefill_s_per_token(role) for role in ROLES},
                           self.regime_config.externality_weight)
         before = self.regimes[group]
-        after = self.regimes[group] = next_regime(before, ratio, n, self.regime_config)
+        after = next_regime(before, ratio, n, self.regime_config)
+        after = self.regimes[group] = follow_fleet(after, ratio, self._carried_by_others(group), n,
+                                                   self.settings.regime_follow_band)
         if self.metrics is not None:
             self.metrics.regime.labels(group).set(1 if after.role == "speculative" else 0)
             if after.switches != before.switches:
                 self.metrics.regime_switches.labels(group).inc()
+
+    def _carried_by_others(self, group: str) -> Role | None:
+        """The role whose server carries the group's GPU by the servers' own gauges, when most of that load is
+        other gateways' (this process's own in-flight is under half of it); else None."""
+        now = time.monotonic()
+        members = self.pool.groups.get(group, [])
+        loads: dict[Role, float] = {"baseline": 0.0, "speculative": 0.0}
+        for b in members:
+            loads[b.role] += self.pool.load(b, now)
+        total, own = sum(loads.values()), sum(b.inflight for b in members)
+        if total < 2 or own >= 0.5 * total:
+            return None
+        top: Role = max(ROLES, key=lambda role: loads[role])
+        return top if loads[top] >= 3 * loads[OTHER_ROLE[top]] else None
 
     def export_regimes(self) -> dict[str, str]:
         """Which role carries each shared GPU group (for the state file and a peer's warm start)."""

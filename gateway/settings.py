@@ -66,6 +66,7 @@ class Settings(BaseSettings):
     regime_switch_margin: float = Field(0.02, ge=0.0, description="shared GPU: switch the server that carries the group when the mix is predicted this much cheaper on the other")
     regime_min_dwell_requests: int = Field(16, ge=0, description="shared GPU: decisions a regime holds at least")
     regime_optimism: float = Field(1.0, ge=0.0, description="shared GPU: the mix is judged with each class's tokens per step this many posterior standard deviations above its mean (optimism while unmeasured; no effect once measured)")
+    regime_follow_band: float = Field(0.10, ge=0.0, description="shared GPU, many gateway replicas: join the regime the servers' gauges show other gateways in, unless this process's own mix ratio is outside 1 ± this band")
     regime_window_requests: int = Field(64, ge=1, description="shared GPU: recent requests whose mix decides the regime")
     thompson_sampling: bool = Field(True, description="fleet: sample a class's acceptance from its posterior when choosing a speculative server with its own GPU")
     warmup_requests: int = Field(3, ge=0, description="a backend's first requests after it (re)starts do not teach the timing models")

@@ -45,3 +45,13 @@ def test_a_ratio_inside_the_band_never_flips(ratios: list[float]) -> None:
         s = next_regime(s, r, 8 * (i + 1), CFG)
         if 1 / 1.05 <= r <= 1.05:
             assert s.role == before
+
+
+def test_a_replica_joins_the_regime_the_servers_show_unless_its_own_evidence_is_decisive() -> None:
+    from gateway.regime import follow_fleet
+
+    s = RegimeState()  # baseline
+    assert follow_fleet(s, 1.03, "speculative", 40, 0.10).role == "speculative"  # not decisive: join the fleet
+    assert follow_fleet(s, 0.80, "speculative", 40, 0.10).role == "baseline"  # decisive: keep its own
+    assert follow_fleet(s, 1.03, None, 40, 0.10) == s  # no fleet signal (one gateway, or no load)
+    assert follow_fleet(s, 1.03, "baseline", 40, 0.10) == s

@@ -19,7 +19,7 @@ from gateway.proxy import Proxy
 from gateway.router import Router, learner_config
 from gateway.settings import Settings, redact_url
 from gateway.state import AppState
-from gateway.upstream import create_session
+from gateway.upstream import create_session, url_credentials
 from gateway.vllm_metrics import SpecDelta
 
 log = logging.getLogger("specgate")
@@ -51,8 +51,7 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
 def _check_upstream_auth(settings: Settings) -> None:
     """aiohttp cannot send URL credentials (Basic) and an Authorization header together: refuse to start
     rather than fail every request routed there."""
-    with_credentials = [redact_url(u) for u in (*settings.baseline_urls, *settings.speculative_urls)
-                        if redact_url(u) != u]
+    with_credentials = [redact_url(b.url) for b in settings.topology() if url_credentials(b.url) is not None]
     if with_credentials and settings.upstream_api_key is not None:
         raise ValueError(f"backend URLs with credentials ({', '.join(with_credentials)}) cannot be combined with "
                          "SPECGATE_UPSTREAM_API_KEY: use one or the other")

@@ -73,6 +73,7 @@ class BackendPool:
                               auth=url_credentials(spec.url))
             self.backends.append(backend)
             metrics.register_backend(backend.name, backend.role, backend.group)
+        self._by_name = {b.name: b for b in self.backends}
         self.groups: dict[str, list[Backend]] = {}
         for b in self.backends:
             self.groups.setdefault(b.group, []).append(b)
@@ -93,10 +94,8 @@ class BackendPool:
 
     def by_name(self, name: str, now: float) -> Backend | None:
         """The backend called `name` if it is routable."""
-        for b in self.backends:
-            if b.name == name and b.routable(now):
-                return b
-        return None
+        b = self._by_name.get(name)
+        return b if b is not None and b.routable(now) else None
 
     def pick(self, role: str, now: float, exclude: frozenset[Backend] = frozenset()) -> Backend | None:
         """The least-loaded routable backend of a role."""

@@ -100,7 +100,6 @@ class LearnerConfig:
     prior_output_tokens: float
     num_speculative_tokens: int
     prior_prefill_s_per_token: float
-    prior_weight_tokens_per_step: float = 3.0
     prior_tokens_per_step_sd: float = 1.0  # spread of the acceptance prior, in tokens per step
 
 
@@ -198,7 +197,7 @@ class Learner:
 
     def tokens_per_step_posterior(self, task_class: str, bucket: str) -> tuple[float, float]:
         """(mean, standard deviation of the mean) of tokens per step for this (class, bucket)."""
-        pw = self.config.prior_weight_tokens_per_step
+        pw = self.config.prior_weight
         prior = min(self.backend_tokens_per_step(), self.config.prior_tokens_per_step)
         level = self._bucket_tokens_per_step.get(bucket)
         if level is not None:

@@ -128,8 +128,8 @@ class Proxy:
         suspects: list[tuple[Backend, UpstreamFailure]] = []
         last: tuple[UpstreamFailure, Backend] | None = None  # the last failure and the backend that failed
         while ctx.attempts < self.settings.max_attempts:
-            chosen = self.pool.by_name(ctx.routed.decision.backend, time.monotonic()) if not ctx.attempts else None
-            backend = chosen or self._next_backend(role, frozenset(tried), again=not suspects)
+            preferred = None if ctx.attempts else ctx.routed.decision.backend
+            backend = self._next_backend(role, frozenset(tried), again=not suspects, preferred=preferred)
             if backend is None:
                 break
             if ctx.attempts:
@@ -160,10 +160,13 @@ class Proxy:
             self.metrics.upstream_errors.labels(suspect.name, suspect.role, why.reason).inc()
         return self._exhausted(ctx, last)
 
-    def _next_backend(self, role: Role, tried: frozenset[Backend], again: bool) -> Backend | None:
-        """Untried backends first, the same role first; then (unless `again` is False) any routable one."""
+    def _next_backend(self, role: Role, tried: frozenset[Backend], again: bool,
+                      preferred: str | None = None) -> Backend | None:
+        """The decision's own backend on the first attempt; then untried backends, the same role first; then
+        (unless `again` is False) any routable one."""
         now = time.monotonic()
-        backend = self.pool.pick(role, now, tried) or self.pool.pick(OTHER_ROLE[role], now, tried)
+        backend = self.pool.by_name(preferred, now) if preferred is not None else None
+        backend = backend or self.pool.pick(role, now, tried) or self.pool.pick(OTHER_ROLE[role], now, tried)
         if backend is None and again:
             backend = self.pool.pick(role, now) or self.pool.pick(OTHER_ROLE[role], now)
         return backend
@@ -201,10 +204,10 @@ class Proxy:
 
     async def _attempt(self, ctx: Context, backend: Backend) -> web.StreamResponse:
         assert self.session is not None
-        now = time.monotonic()
-        co_runners, warmup = self.pool.co_runners(backend, now), self.pool.warming_up(backend)
+        started = time.monotonic()
+        co_runners, warmup = self.pool.co_runners(backend, started), self.pool.warming_up(backend)
         self.pool.acquire(backend)
-        started, areas = time.monotonic(), self.pool.group_areas(backend, now)
+        areas = self.pool.group_areas(backend, started)
         outcome = Outcome(status="aborted")
         resp: aiohttp.ClientResponse | None = None
         try:

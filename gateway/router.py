@@ -52,7 +52,6 @@ def learner_config(s: Settings) -> LearnerConfig:
     return LearnerConfig(
         forgetting=s.forgetting,
         prior_weight=s.prior_weight,
-        prior_weight_tokens_per_step=s.prior_weight_tokens_per_step,
         prior_tokens_per_step=s.prior_tokens_per_step,
         prior_output_tokens=float(s.default_max_tokens),
         num_speculative_tokens=s.num_speculative_tokens,

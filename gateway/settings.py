@@ -78,7 +78,6 @@ class Settings(BaseSettings):
     num_speculative_tokens: int = Field(4, ge=1, description="γ configured on the speculative server")
     prior_tokens_per_step: float = Field(1.2, description="prior mean acceptance length (tokens per speculative step); low: speculation must earn its traffic")
     prior_weight: float = Field(3.0, ge=0.0, description="prior strength, in observations")
-    prior_weight_tokens_per_step: float = Field(3.0, ge=0.0, description="prior strength of a class's tokens per step, in observations")
     prior_step_s: float = Field(0.005, description="prior baseline step time at batch 1 (s)")
     prior_speculative_step_s: float = Field(0.0075, description="prior speculative step time at batch 1 (s)")
     prior_step_per_request_s: float = Field(0.00004, description="prior baseline step-time growth per running request (s)")

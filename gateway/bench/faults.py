@@ -141,6 +141,11 @@ class FaultBackend:
         return resp
 
 
+def complete_answer(data: bytes, stream: bool) -> bool:
+    """A whole answer: a stream that reached `data: [DONE]`, or a completion with its choices."""
+    return data.rstrip().endswith(b"data: [DONE]") if stream else b'"choices"' in data
+
+
 async def serve_backend() -> None:
     runner = web.AppRunner(FaultBackend().app(), handler_cancellation=True, access_log=None)
     await runner.setup()
@@ -274,8 +279,7 @@ async def one_request(session: aiohttp.ClientSession, url: str, stream: bool, ta
             if r.status != 200:
                 tally.fail(str(r.status))
                 return
-            whole = data.rstrip().endswith(b"data: [DONE]") if stream else b'"choices"' in data
-            if not whole:
+            if not complete_answer(data, stream):
                 tally.fail("200 incomplete")
                 return
             tally.completed += 1

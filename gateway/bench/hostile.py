@@ -26,6 +26,7 @@ import aiohttp
 import orjson
 import psutil
 
+from gateway.bench.faults import complete_answer
 from gateway.bench.procs import free_port, gateway_process, stop_process, wait_ready
 
 CHAT = "/v1/chat/completions"
@@ -69,8 +70,7 @@ async def benign_request(s: aiohttp.ClientSession, url: str, rng: random.Random,
             if r.status != 200:
                 tally.fail(str(r.status))
                 return
-            whole = data.rstrip().endswith(b"data: [DONE]") if stream else b'"choices"' in data
-            if not whole:
+            if not complete_answer(data, stream):
                 tally.fail("incomplete")
                 return
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,15 @@ async def start_gateway(settings: Settings) -> RunningGateway:
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     return RunningGateway(runner, f"http://127.0.0.1:{port}", app)
+
+
+async def until(predicate: Callable[[], bool], timeout_s: float = 10.0, step_s: float = 0.01) -> None:
+    """Wait for `predicate` to hold, polling; fail the test with a clear message after `timeout_s` (a generous
+    bound: a busy machine is slow, never wrong)."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, f"condition not reached within {timeout_s:g} s"
+        await asyncio.sleep(step_s)
 
 
 def fast_settings(**overrides: Any) -> Settings:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from conftest import require_binary
+from conftest import require_binary, until
 from openai import AsyncOpenAI
 
 from gateway.bench.balancer import Fleet, gateway_fleet, haproxy_config
@@ -82,10 +82,12 @@ async def test_two_gateways_behind_haproxy_share_traffic_and_survive_a_rolling_r
                     i += 1
 
             tasks = [asyncio.create_task(traffic()) for _ in range(3)]
-            for index in range(2):
-                await asyncio.sleep(0.3)
+            for index in range(2):  # each restart while requests are flowing: some completed since the last step
+                seen = len(outcomes)
+                await until(lambda seen=seen: len(outcomes) >= seen + 3)  # type: ignore[misc]
                 await fleet.restart(index)
-            await asyncio.sleep(0.5)
+            seen = len(outcomes)
+            await until(lambda: len(outcomes) >= seen + 3)
             done.set()
             await asyncio.gather(*tasks)  # any failed request raised from the SDK here
             assert len(outcomes) >= 6

@@ -7,7 +7,7 @@ import time
 
 import aiohttp
 import pytest
-from conftest import RunningGateway, fast_settings, start_gateway
+from conftest import RunningGateway, fast_settings, start_gateway, until
 
 from gateway.emulator import EmulatedFleet, parse_layout
 from gateway.settings import BackendSpec, Settings, parse_backend
@@ -36,13 +36,6 @@ def test_topology_defaults_and_explicit_groups() -> None:
         parse_layout("pair,gpu")
 
 
-async def _until(predicate: object, timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.02)
-
-
 @pytest.mark.asyncio
 async def test_replicas_route_on_the_load_the_server_reports() -> None:
     """Two gateways in front of one server: requests sent through one are load the other routes on."""
@@ -63,14 +56,14 @@ async def test_replicas_route_on_the_load_the_server_reports() -> None:
                         await r.read()
 
                 tasks = [asyncio.create_task(one()) for _ in range(6)]
-                await _until(lambda: pool_b.load(busy, time.monotonic()) >= 5)
+                await until(lambda: pool_b.load(busy, time.monotonic()) >= 5)
                 assert busy.inflight == 0  # b sent nothing itself
                 async with session.get(b.url + "/admin/state") as r:
                     state = await r.json()
                 row = next(x for x in state["backends"] if x["name"] == busy.name)
                 assert row["routing_load"] >= 5 and row["group"] == busy.group
                 await asyncio.gather(*tasks)
-                await _until(lambda: pool_b.load(busy, time.monotonic()) == 0)
+                await until(lambda: pool_b.load(busy, time.monotonic()) == 0)
         finally:
             await _stop(a, b)
 

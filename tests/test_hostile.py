@@ -22,7 +22,7 @@ import aiohttp
 import orjson
 import pytest
 from aiohttp import web
-from conftest import RunningGateway, fast_settings
+from conftest import RunningGateway, fast_settings, until
 from fakes import FakeBackend
 from test_shutdown import serve as serve_process
 
@@ -30,6 +30,7 @@ from gateway.app import create_app
 from gateway.protocol import CHAT, request_view
 from gateway.server import GuardedSite, JsonLineFormatter, make_runner
 from gateway.settings import Settings
+from gateway.state import AppState
 from gateway.streaming import SseTap
 
 BODY: dict[str, Any] = {"model": "fake-model", "messages": [{"role": "user", "content": "hello there"}],
@@ -105,6 +106,15 @@ async def guarded_gateway(**overrides: Any) -> AsyncIterator[RunningGateway]:
         yield RunningGateway(runner, f"http://127.0.0.1:{site.bound_port}", app)
     finally:
         await runner.cleanup()
+
+
+async def endless_sse(request: web.Request) -> web.StreamResponse:
+    """An upstream that streams a chunk every 50 ms and never ends."""
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await resp.prepare(request)
+    while True:
+        await resp.write(sse(chunk("x")))
+        await asyncio.sleep(0.05)
 
 
 async def raw_http(url: str, head: bytes, body: bytes = b"") -> tuple[int, bytes]:
@@ -206,14 +216,7 @@ async def test_3_first_gap_after_the_first_chunk_is_idle_timed(gateway_factory: 
 
 
 async def test_3_total_timeout_mid_stream_is_called_total(gateway_factory: Any, upstreams: Any) -> None:
-    async def trickle(request: web.Request) -> web.StreamResponse:
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await resp.prepare(request)
-        while True:
-            await resp.write(sse(chunk("x")))
-            await asyncio.sleep(0.05)
-
-    up = await upstreams(trickle)
+    up = await upstreams(endless_sse)
     gw = await gateway_factory(baseline_urls=[up.url], speculative_urls=[up.url], policy="baseline",
                                idle_timeout_s=5.0, total_timeout_s=1.0)
     text = await _stream_text(gw.url, {**BODY, "stream": True})
@@ -265,9 +268,11 @@ async def test_5_non_utf8_request_id_keeps_failover_and_the_log_line(
             + b"\r\n\r\n")
     status, data = await raw_http(gw.url, head, body)
     assert status == 200, data
-    await asyncio.sleep(0.05)  # the access line is written just after the response
-    lines = [orjson.loads(rec.getMessage()) for rec in caplog.records if rec.name == "specgate.access"]
-    assert any(line.get("event") == "request" and line.get("status") == "200" for line in lines), lines
+    def logged() -> list[dict[str, Any]]:  # the access line is written just after the response
+        return [orjson.loads(rec.getMessage()) for rec in caplog.records if rec.name == "specgate.access"]
+
+    await until(lambda: any(line.get("event") == "request" and line.get("status") == "200" for line in logged()),
+                GUARD_S)
 
 
 def test_5_json_log_lines_keep_tracebacks() -> None:
@@ -306,10 +311,7 @@ async def test_6_drain_waits_for_passthrough(tmp_path: Path, upstreams: Any) -> 
     async with serve_process(base, base, tmp_path, SPECGATE_DRAIN_TIMEOUT_S="10") as (proc, url):
         async with aiohttp.ClientSession() as s:
             pending = asyncio.create_task(s.get(url + "/v1/slow", timeout=aiohttp.ClientTimeout(total=GUARD_S)))
-            for _ in range(1000):  # until the request is at the upstream
-                if up.paths:
-                    break
-                await asyncio.sleep(0.01)
+            await until(lambda: bool(up.paths), GUARD_S)  # the request is at the upstream
             os.kill(proc.pid, signal.SIGTERM)
             r = await pending
             assert r.status == 200 and (await r.json()) == {"slow": True}
@@ -317,14 +319,7 @@ async def test_6_drain_waits_for_passthrough(tmp_path: Path, upstreams: Any) -> 
 
 
 async def test_6_streams_cut_at_the_end_of_a_drain_get_an_error_event(tmp_path: Path, upstreams: Any) -> None:
-    async def endless(request: web.Request) -> web.StreamResponse:
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await resp.prepare(request)
-        while True:
-            await resp.write(sse(chunk("x")))
-            await asyncio.sleep(0.05)
-
-    up = await upstreams(endless)
+    up = await upstreams(endless_sse)
     base = FakeBackend(url=up.url)
     async with (serve_process(base, base, tmp_path, SPECGATE_DRAIN_TIMEOUT_S="0.5") as (proc, url),
                 aiohttp.ClientSession() as s,
@@ -479,7 +474,7 @@ async def test_13_huge_structured_body_does_not_stall_the_loop(gateway_factory: 
         order.append("big")
 
     async def health() -> None:
-        await asyncio.sleep(0.2)  # the gateway is parsing by now
+        await until(lambda: gw.app[AppState.key].active_requests >= 1, GUARD_S)  # the gateway has the body
         async with aiohttp.ClientSession() as s, s.get(gw.url + "/health") as r:
             assert r.status == 200
         order.append("health")
@@ -529,13 +524,15 @@ async def test_14_connections_over_the_cap_are_refused(fakes: tuple[FakeBackend,
                                max_client_connections=3) as gw:
         host, port = gw.url.removeprefix("http://").split(":")
         idle = [await asyncio.open_connection(host, int(port)) for _ in range(3)]
-        await asyncio.sleep(0.1)
+        server = gw.runner.server
+        assert server is not None
+        await until(lambda: len(server.connections) >= 3, GUARD_S)
         reader, writer = await asyncio.open_connection(host, int(port))
         data = await asyncio.wait_for(reader.read(), GUARD_S)
         assert data.startswith(b"HTTP/1.1 503"), data
         for _, w in [*idle, (reader, writer)]:
             w.close()
-        await asyncio.sleep(0.1)
+        await until(lambda: not server.connections, GUARD_S)
         async with aiohttp.ClientSession() as s, s.get(gw.url + "/health") as r:  # room again once they close
             assert r.status == 200
 

@@ -92,6 +92,7 @@ class PolicyInput:
     draw: float = 1.0  # uniform [0, 1) draw for exploration, supplied by the caller
     sample_draw: float = 0.5  # uniform (0, 1) draw for Thompson sampling, supplied by the caller
     turn: int = 0  # round_robin's counter, supplied by the caller
+    regime_pending: Mapping[str, Role] = field(default_factory=dict)  # shared group -> a switch waiting for a lull
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +223,9 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     mix = inp.regime_ratios.get(chosen.group)
     if mix is not None:
         detail += f", mix {mix:.2f}x"
+    pending = inp.regime_pending.get(chosen.group)
+    if pending is not None:
+        detail += f", to {pending} at a lull"
     return Decision(chosen.name, chosen.role, reason, detail, pred.e2e_s, pred.ttft_s, ratio)
 
 

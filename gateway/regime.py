@@ -8,8 +8,15 @@ for every request), so deciding per request locks into whichever server the firs
 The regime is decided from the group's recent requests instead: each one's cost (latency plus the delay it
 imposes on the requests running with it) with the group's load at its decision carried by the baseline
 alone, against the speculative server alone. The regime switches when that ratio leaves a band around 1
-(`switch_margin`) and has held at least `min_dwell` decisions: hysteresis, so noise cannot flip it, and
-probes (which only add observations) cannot flip it by themselves.
+(`switch_margin`) and has held at least `min_dwell` decisions (or at once, when the ratio is past the
+`decisive_margin`): hysteresis, so noise cannot flip it, and probes (which only add observations) cannot flip
+it by themselves.
+
+A switch has a price: the requests the old server is running keep running, and every new request on the
+other server time-shares the GPU with them until they drain. That price grows with the old server's load,
+which is highest exactly when a burst makes the mix look expensive on it. So a switch the mix asks for is
+*pending* until the carrying server is in a lull (at most `lull_load` requests, or half the group's recent
+mean load if that is more), and is taken anyway after `max_defer` decisions.
 """
 
 from __future__ import annotations
@@ -25,6 +32,9 @@ class RegimeConfig:
     switch_margin: float
     min_dwell: int
     externality_weight: float
+    decisive_margin: float  # a ratio this far outside 1 switches without waiting for the dwell
+    lull_load: float  # a pending switch is taken when the carrying server runs at most this many requests
+    max_defer: int  # ... or after this many decisions pending
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +43,8 @@ class RegimeState:
     since: int = -(1 << 30)  # the group's decision count at the last switch (none yet: free to switch)
     ratio: float | None = None  # the last mix ratio: cost on the baseline / on the speculative server
     switches: int = 0
+    pending: Role | None = None  # the role the mix asks for, waiting for the carrying server's lull
+    pending_since: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,15 +73,40 @@ def mix_ratio(samples: Sequence[MixSample], models: Mapping[Role, StepModel], pr
 
 
 def next_regime(state: RegimeState, ratio: float | None, decisions: int, cfg: RegimeConfig) -> RegimeState:
-    """The regime after `decisions` decisions of the group, given the latest mix ratio."""
+    """The regime after `decisions` decisions of the group, given the latest mix ratio: the same role, with a
+    switch pending when the ratio leaves the band after the dwell (or leaves the decisive band at any time),
+    and no switch pending once the ratio is back inside the band. `settle` takes a pending switch."""
     if ratio is None:
         return state
-    held = decisions - state.since >= cfg.min_dwell
-    if held and state.role == "baseline" and ratio > 1.0 + cfg.switch_margin:
-        return RegimeState("speculative", decisions, ratio, state.switches + 1)
-    if held and state.role == "speculative" and ratio < 1.0 / (1.0 + cfg.switch_margin):
-        return RegimeState("baseline", decisions, ratio, state.switches + 1)
-    return replace(state, ratio=ratio)
+    wanted: Role | None = None
+    decisive = False
+    if state.role == "baseline" and ratio > 1.0 + cfg.switch_margin:
+        wanted = "speculative"
+        decisive = ratio > 1.0 + cfg.decisive_margin
+    elif state.role == "speculative" and ratio < 1.0 / (1.0 + cfg.switch_margin):
+        wanted = "baseline"
+        decisive = ratio < 1.0 / (1.0 + cfg.decisive_margin)
+    if wanted is None or not (decisive or decisions - state.since >= cfg.min_dwell):
+        return replace(state, ratio=ratio, pending=None)
+    since = state.pending_since if state.pending == wanted else decisions
+    return replace(state, ratio=ratio, pending=wanted, pending_since=since)
+
+
+def lull(recent_loads: Sequence[float], cfg: RegimeConfig) -> float:
+    """The carrying server's load at or below which a pending switch is cheap: `lull_load`, or half the group's
+    recent mean load when traffic runs hotter than that (a busy group may never drain to one request)."""
+    mean = sum(recent_loads) / len(recent_loads) if recent_loads else 0.0
+    return max(cfg.lull_load, 0.5 * mean)
+
+
+def settle(state: RegimeState, decisions: int, carrier_load: float, lull_load: float,
+           cfg: RegimeConfig) -> RegimeState:
+    """Take a pending switch when the carrying server is in a lull, or when it has waited `max_defer`."""
+    if state.pending is None:
+        return state
+    if carrier_load <= lull_load or decisions - state.pending_since >= cfg.max_defer:
+        return RegimeState(state.pending, decisions, state.ratio, state.switches + 1)
+    return state
 
 
 def follow_fleet(state: RegimeState, ratio: float | None, carried: Role | None, decisions: int,

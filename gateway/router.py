@@ -18,10 +18,11 @@ from gateway.learner import Learner, LearnerConfig
 from gateway.metrics import Metrics
 from gateway.policy import Candidate, Decision, Estimates, PolicyInput, decide
 from gateway.protocol import RequestView
-from gateway.regime import MixSample, RegimeState, follow_fleet, mix_ratio, next_regime
+from gateway.regime import MixSample, RegimeState, follow_fleet, lull, mix_ratio, next_regime, settle
 from gateway.settings import Settings
 
-REGIME_EVERY = 8  # decisions of a group between two recomputations of its mix ratio
+REGIME_EVERY = 8  # decisions of a group between two recomputations of its mix ratio ...
+REGIME_EARLY = 16  # ... after its first decisions, each of which recomputes it (a switch is cheapest early)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +138,7 @@ class Router:
             estimates=self.estimates(f, task_class, bucket, request_id) if needs_estimates else None,
             regimes={g: r.role for g, r in self.regimes.items()},
             regime_ratios={g: r.ratio for g, r in self.regimes.items() if r.ratio is not None},
+            regime_pending={g: r.pending for g, r in self.regimes.items() if r.pending is not None},
             draw=self._random(),
             sample_draw=self._random(),
             turn=self._turn,
@@ -152,28 +154,38 @@ class Router:
         return Routed(decision, f, task_class, bucket)
 
     def _note(self, group: str, recent: _Recent) -> None:
-        """Remember the request in its group's mix; every few decisions, recompute the group's regime."""
+        """Remember the request in its group's mix; recompute the group's regime every few decisions (every
+        decision at first), and take a pending switch when the carrying server is in a lull."""
         self.recent[group].append(recent)
         n = self.group_decisions[group] = self.group_decisions[group] + 1
-        if n % REGIME_EVERY:
-            return
+        before = after = self.regimes[group]
+        if n <= REGIME_EARLY or n % REGIME_EVERY == 0:
+            ratio = self._mix_ratio(group)
+            after = next_regime(before, ratio, n, self.regime_config)
+            after = follow_fleet(after, ratio, self._carried_by_others(group), n, self.settings.regime_follow_band)
+        if after.pending is not None:
+            after = settle(after, n, self._load_of_role(group, after.role),
+                           lull([r.load for r in self.recent[group]], self.regime_config), self.regime_config)
+        self.regimes[group] = after
+        if self.metrics is not None:
+            self.metrics.regime.labels(group).set(1 if after.role == "speculative" else 0)
+            if after.switches != before.switches:
+                self.metrics.regime_switches.labels(group).inc()
+
+    def _mix_ratio(self, group: str) -> float | None:
         lrn = self.learner
         z = self.settings.regime_optimism
         samples = [MixSample(f.prompt_tokens,
                              lrn.output_tokens(r.task_class, r.bucket, f.max_tokens, f.max_tokens_given),
                              _optimistic(lrn.tokens_per_step_posterior(r.task_class, r.bucket), z), r.load)
                    for r in self.recent[group] if (f := r.features).n == 1]
-        ratio = mix_ratio(samples, {role: lrn.step_model(role) for role in ROLES},
-                          {role: lrn.prefill_s_per_token(role) for role in ROLES},
-                          self.regime_config.externality_weight)
-        before = self.regimes[group]
-        after = next_regime(before, ratio, n, self.regime_config)
-        after = self.regimes[group] = follow_fleet(after, ratio, self._carried_by_others(group), n,
-                                                   self.settings.regime_follow_band)
-        if self.metrics is not None:
-            self.metrics.regime.labels(group).set(1 if after.role == "speculative" else 0)
-            if after.switches != before.switches:
-                self.metrics.regime_switches.labels(group).inc()
+        return mix_ratio(samples, {role: lrn.step_model(role) for role in ROLES},
+                         {role: lrn.prefill_s_per_token(role) for role in ROLES},
+                         self.regime_config.externality_weight)
+
+    def _load_of_role(self, group: str, role: Role) -> float:
+        now = time.monotonic()
+        return sum(self.pool.load(b, now) for b in self.pool.groups.get(group, []) if b.role == role)
 
     def _carried_by_others(self, group: str) -> Role | None:
         """The role whose server carries the group's GPU by the servers' own gauges, when most of that load is
@@ -205,4 +217,4 @@ class Router:
     def state(self) -> dict[str, object]:
         """Regimes of shared GPU groups, for `/admin/state`."""
         return {g: {"role": r.role, "mix_ratio": r.ratio, "since_decision": r.since, "switches": r.switches,
-                    "decisions": self.group_decisions[g]} for g, r in self.regimes.items()}
+                    "pending": r.pending, "decisions": self.group_decisions[g]} for g, r in self.regimes.items()}

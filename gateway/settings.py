@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     explore_unmeasured_max_regret: float = Field(3.0, ge=1.0, description="regret cap of a probe while its temperature bucket or class is unmeasured (the cost counts the probe's effect on a co-runner)")
     regime_switch_margin: float = Field(0.02, ge=0.0, description="shared GPU: switch the server that carries the group when the mix is predicted this much cheaper on the other")
     regime_min_dwell_requests: int = Field(16, ge=0, description="shared GPU: decisions a regime holds at least")
+    regime_decisive_margin: float = Field(0.10, ge=0.0, description="shared GPU: a mix predicted this much cheaper on the other server asks for a switch before the dwell is over")
+    regime_lull_load: float = Field(1.0, ge=0.0, description="shared GPU: a switch waits until the carrying server runs at most this many requests (or half the group's recent mean load, if more), so new requests do not time-share the GPU with a full batch draining")
+    regime_max_defer_requests: int = Field(32, ge=0, description="shared GPU: decisions a switch waits for that lull at most")
     regime_optimism: float = Field(1.0, ge=0.0, description="shared GPU: the mix is judged with each class's tokens per step this many posterior standard deviations above its mean (optimism while unmeasured; no effect once measured)")
     regime_follow_band: float = Field(0.10, ge=0.0, description="shared GPU, many gateway replicas: join the regime the servers' gauges show other gateways in, unless this process's own mix ratio is outside 1 ± this band")
     regime_window_requests: int = Field(64, ge=1, description="shared GPU: recent requests whose mix decides the regime")
@@ -210,7 +213,8 @@ class Settings(BaseSettings):
             thompson=self.thompson_sampling)
 
     def regime_config(self) -> RegimeConfig:
-        return RegimeConfig(self.regime_switch_margin, self.regime_min_dwell_requests, self.externality_weight)
+        return RegimeConfig(self.regime_switch_margin, self.regime_min_dwell_requests, self.externality_weight,
+                            self.regime_decisive_margin, self.regime_lull_load, self.regime_max_defer_requests)
 
     def client_keys(self) -> list[bytes]:
         """API keys from `api_keys` and `api_keys_file` (one per line, '#' comments)."""

@@ -6,11 +6,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gateway.costmodel import Role, StepModel
-from gateway.regime import MixSample, RegimeConfig, RegimeState, mix_ratio, next_regime
+from gateway.regime import MixSample, RegimeConfig, RegimeState, lull, mix_ratio, next_regime, settle
 
 MODELS: dict[Role, StepModel] = {"baseline": StepModel(0.005, 0.00004), "speculative": StepModel(0.0075, 0.00015)}
 PREFILL: dict[Role, float] = {"baseline": 4e-5, "speculative": 4e-5}
-CFG = RegimeConfig(switch_margin=0.05, min_dwell=8, externality_weight=1.0)
+CFG = RegimeConfig(switch_margin=0.05, min_dwell=8, externality_weight=1.0, decisive_margin=0.5, lull_load=1.0,
+                   max_defer=32)
+
+
+def step(s: RegimeState, ratio: float, n: int, carrier_load: float = 0.0) -> RegimeState:
+    """One recomputation followed by a settle at the given load of the carrying server."""
+    return settle(next_regime(s, ratio, n, CFG), n, carrier_load, CFG.lull_load, CFG)
 
 
 def test_mix_ratio_says_speculation_pays_for_predictable_light_traffic_only() -> None:
@@ -25,26 +31,61 @@ def test_mix_ratio_says_speculation_pays_for_predictable_light_traffic_only() ->
 
 def test_switches_only_outside_the_band_and_after_the_dwell() -> None:
     s = RegimeState()
-    s = next_regime(s, 1.04, 8, CFG)
+    s = step(s, 1.04, 8)
     assert s.role == "baseline"  # inside the band
-    s = next_regime(s, 1.2, 16, CFG)
+    s = step(s, 1.2, 16)
     assert (s.role, s.since, s.switches) == ("speculative", 16, 1)
-    s = next_regime(s, 0.5, 20, CFG)
-    assert s.role == "speculative"  # dwell not over
-    s = next_regime(s, 0.97, 24, CFG)
+    s = step(s, 0.9, 20)
+    assert s.role == "speculative" and s.pending is None  # dwell not over, and 0.9 is not decisive
+    s = step(s, 0.97, 24)
     assert s.role == "speculative"  # inside the band
-    s = next_regime(s, 0.9, 32, CFG)
+    s = step(s, 0.9, 32)
     assert s.role == "baseline" and s.switches == 2
 
 
-@given(st.lists(st.floats(0.5, 2.0), min_size=1, max_size=60))
-def test_a_ratio_inside_the_band_never_flips(ratios: list[float]) -> None:
+def test_a_decisive_ratio_does_not_wait_for_the_dwell() -> None:
+    s = step(RegimeState(), 1.2, 8)
+    assert s.role == "speculative"
+    s = step(s, 0.6, 10)  # 1/0.6 = 1.67 > 1.5: decisive
+    assert (s.role, s.switches) == ("baseline", 2)
+
+
+def test_a_switch_waits_for_the_carrying_servers_lull_then_happens() -> None:
+    s = step(RegimeState(), 1.2, 8, carrier_load=6)
+    assert (s.role, s.pending, s.pending_since) == ("baseline", "speculative", 8)  # a full batch would drain
+    s = settle(s, 9, 4, CFG.lull_load, CFG)
+    assert s.role == "baseline"
+    s = step(s, 1.3, 16, carrier_load=5)
+    assert s.pending_since == 8  # still the same pending switch
+    s = settle(s, 17, 1, CFG.lull_load, CFG)
+    assert (s.role, s.since, s.pending) == ("speculative", 17, None)
+
+
+def test_a_pending_switch_is_dropped_when_the_mix_returns_and_forced_after_max_defer() -> None:
+    s = step(RegimeState(), 1.2, 8, carrier_load=6)
+    s = step(s, 1.01, 16, carrier_load=6)
+    assert s.pending is None and s.role == "baseline"
+    s = step(s, 1.2, 24, carrier_load=6)
+    s = settle(s, 24 + CFG.max_defer - 1, 6, CFG.lull_load, CFG)
+    assert s.role == "baseline"
+    s = settle(s, 24 + CFG.max_defer, 6, CFG.lull_load, CFG)
+    assert s.role == "speculative"
+
+
+def test_the_lull_follows_the_groups_recent_load() -> None:
+    assert lull([], CFG) == CFG.lull_load
+    assert lull([0, 1, 2], CFG) == CFG.lull_load
+    assert lull([8, 10, 12], CFG) == 5.0
+
+
+@given(st.lists(st.tuples(st.floats(0.5, 2.0), st.floats(0, 20)), min_size=1, max_size=60))
+def test_a_ratio_inside_the_band_never_flips(steps: list[tuple[float, float]]) -> None:
     s = RegimeState()
-    for i, r in enumerate(ratios):
+    for i, (r, load) in enumerate(steps):
         before = s.role
-        s = next_regime(s, r, 8 * (i + 1), CFG)
+        s = step(s, r, 8 * (i + 1), load)
         if 1 / 1.05 <= r <= 1.05:
-            assert s.role == before
+            assert s.role == before and s.pending is None
 
 
 def test_a_replica_joins_the_regime_the_servers_show_unless_its_own_evidence_is_decisive() -> None:

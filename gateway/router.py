@@ -22,7 +22,7 @@ from gateway.regime import MixSample, RegimeState, follow_fleet, lull, mix_ratio
 from gateway.settings import Settings
 
 REGIME_EVERY = 8  # decisions of a group between two recomputations of its mix ratio ...
-REGIME_EARLY = 16  # ... after its first decisions, each of which recomputes it (a switch is cheapest early)
+REGIME_EARLY = 16  # ... after its first decisions, each of which recomputes it first (a switch is cheapest early)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +130,8 @@ class Router:
         policy = self.settings.policy
         needs_estimates = policy in ("adaptive", "clairvoyant")
         now = time.monotonic()
+        if needs_estimates:
+            self._early_regimes(f, task_class, bucket, now)
         inp = PolicyInput(
             features=f,
             task_class=task_class,
@@ -153,14 +155,27 @@ class Router:
             self._note(chosen.group, _Recent(f, task_class, bucket, group_load))
         return Routed(decision, f, task_class, bucket)
 
+    def _early_regimes(self, f: Features, task_class: str, bucket: str, now: float) -> None:
+        """A group's first decisions choose its regime with the request at hand in the mix, before routing it: a
+        switch costs least while the GPU is still quiet, and the first request should not go to a server the
+        mix already rules out."""
+        for group, n in self.group_decisions.items():
+            if n < REGIME_EARLY:
+                load = sum(self.pool.load(b, now) for b in self.pool.groups.get(group, []))
+                self._update_regime(group, n, _Recent(f, task_class, bucket, load))
+
     def _note(self, group: str, recent: _Recent) -> None:
-        """Remember the request in its group's mix; recompute the group's regime every few decisions (every
-        decision at first), and take a pending switch when the carrying server is in a lull."""
+        """Remember the request in its group's mix; every few decisions recompute the group's regime, and take
+        a pending switch as soon as the carrying server is in a lull."""
         self.recent[group].append(recent)
         n = self.group_decisions[group] = self.group_decisions[group] + 1
+        if (n > REGIME_EARLY and n % REGIME_EVERY == 0) or self.regimes[group].pending is not None:
+            self._update_regime(group, n, None)
+
+    def _update_regime(self, group: str, n: int, extra: _Recent | None) -> None:
         before = after = self.regimes[group]
-        if n <= REGIME_EARLY or n % REGIME_EVERY == 0:
-            ratio = self._mix_ratio(group)
+        if extra is not None or n % REGIME_EVERY == 0:
+            ratio = self._mix_ratio(group, extra)
             after = next_regime(before, ratio, n, self.regime_config)
             after = follow_fleet(after, ratio, self._carried_by_others(group), n, self.settings.regime_follow_band)
         if after.pending is not None:
@@ -172,13 +187,14 @@ class Router:
             if after.switches != before.switches:
                 self.metrics.regime_switches.labels(group).inc()
 
-    def _mix_ratio(self, group: str) -> float | None:
+    def _mix_ratio(self, group: str, extra: _Recent | None = None) -> float | None:
         lrn = self.learner
         z = self.settings.regime_optimism
+        recent = [*self.recent[group], extra] if extra is not None else self.recent[group]
         samples = [MixSample(f.prompt_tokens,
                              lrn.output_tokens(r.task_class, r.bucket, f.max_tokens, f.max_tokens_given),
                              _optimistic(lrn.tokens_per_step_posterior(r.task_class, r.bucket), z), r.load)
-                   for r in self.recent[group] if (f := r.features).n == 1]
+                   for r in recent if (f := r.features).n == 1]
         return mix_ratio(samples, {role: lrn.step_model(role) for role in ROLES},
                          {role: lrn.prefill_s_per_token(role) for role in ROLES},
                          self.regime_config.externality_weight)

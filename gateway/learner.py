@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 
 from gateway.costmodel import ROLES, CoRunner, Role, StepModel, step_s
+from gateway.stepfit import StepFit, tied_models
 
 CLIP_FACTOR = 3.0  # an observed step or prefill moves the model as if it were at most this far off
 
@@ -51,45 +52,6 @@ class Ewma:
         return (self.value * self.weight + prior * prior_weight) / total
 
 
-@dataclass(slots=True)
-class StepFit:
-    """Recursive least squares (Kalman form, with forgetting) of one server's own step time on [1, load],
-    in units of its prior base step time."""
-
-    theta: list[float]
-    p: list[list[float]]
-    scale_s: float
-    noise: float = 0.05
-    count: int = 0
-
-    @classmethod
-    def from_prior(cls, prior: StepModel) -> StepFit:
-        scale = prior.base_s
-        return cls(theta=[1.0, prior.per_request_s / scale], p=[[0.5, 0.0], [0.0, 0.02**2]], scale_s=scale)
-
-    def update(self, load: float, step_s: float, forgetting: float) -> None:
-        x = (1.0, load)
-        y = step_s / self.scale_s
-        px = [self.p[i][0] * x[0] + self.p[i][1] * x[1] for i in range(2)]
-        denom = self.noise + x[0] * px[0] + x[1] * px[1]
-        gain = [v / denom for v in px]
-        err = y - (self.theta[0] + self.theta[1] * load)
-        self.theta = [self.theta[i] + gain[i] * err for i in range(2)]
-        p = [[(self.p[i][j] - gain[i] * px[j]) / forgetting for j in range(2)] for i in range(2)]
-        for i, cap in enumerate((1.0, 0.05**2)):  # bounded: forgetting without excitation cannot wind up
-            if p[i][i] > cap:
-                factor = (cap / p[i][i]) ** 0.5
-                for j in range(2):
-                    p[i][j] *= factor
-                    p[j][i] *= factor
-        self.p = p
-        self.count += 1
-
-    def model(self) -> StepModel:
-        base, per_request = self.theta[0] * self.scale_s, max(self.theta[1], 0.0) * self.scale_s
-        return StepModel(max(base, 0.1 * self.scale_s), per_request)
-
-
 @dataclass(frozen=True, slots=True)
 class LearnerConfig:
     priors: dict[Role, StepModel]
@@ -100,6 +62,7 @@ class LearnerConfig:
     prior_output_tokens: float
     num_speculative_tokens: int
     prior_prefill_s_per_token: float
+    slope_tie: float  # how far apart the two roles' per-request step growth may be, relative (see stepfit)
     prior_tokens_per_step_sd: float = 1.0  # spread of the acceptance prior, in tokens per step
 
 
@@ -161,7 +124,8 @@ class Learner:
         self._backend_tokens_per_step = Ewma(config.prior_tokens_per_step)
         self._steps = {role: StepFit.from_prior(config.priors[role]) for role in ROLES}
         self._prefill = {role: Ewma(config.prior_prefill_s_per_token) for role in ROLES}
-        self._models = {role: fit.model() for role, fit in self._steps.items()}
+        self._fitted = {role: fit.model() for role, fit in self._steps.items()}  # what observations are read with
+        self._models = tied_models(self._steps, config.slope_tie)  # what predictions use
         self._interference = {role: Ewma(config.prior_interference[role]) for role in ROLES}
         # the decision path reads these every request; they change only in `observe`
         self._kappa = {role: self._shrunk_interference(role) for role in ROLES}
@@ -271,7 +235,7 @@ class Learner:
             tps, f, w=weight)
 
     def _co_runners(self, obs: Observation) -> list[CoRunner]:
-        return [CoRunner(self._models[role], load, 0.0) for role, load in obs.co_runners]
+        return [CoRunner(self._fitted[role], load, 0.0) for role, load in obs.co_runners]
 
     def _observe_step(self, obs: Observation, observed: float) -> float:
         """Fit the own-step model on steps nobody shared, κ on steps that were shared; return the step."""
@@ -279,7 +243,7 @@ class Learner:
         role = obs.role
         co = self._co_runners(obs)
         waits = sum(c.model.own_s(c.load) for c in co if c.load > 0)
-        own = self._models[role].own_s(obs.load_self)
+        own = self._fitted[role].own_s(obs.load_self)
         if waits > 0:  # what the step waited for, beyond its own work: the interference share
             observed = _clip(observed, own + self._kappa[role] * waits)
             self._interference[role].update(min(max((observed - own) / waits, 0.0), 1.5), f)
@@ -287,13 +251,14 @@ class Learner:
         else:
             observed = _clip(observed, own)
             self._steps[role].update(obs.load_self, observed, f)
-            self._models[role] = self._steps[role].model()
+            self._fitted[role] = self._steps[role].model()
+            self._models = tied_models(self._steps, self.config.slope_tie)
         return observed
 
     def _observe_prefill(self, obs: Observation, step: float | None) -> None:
         role = obs.role
         if step is None:
-            step = step_s(self._models[role], obs.load_self, self._co_runners(obs), self._kappa[role])
+            step = step_s(self._fitted[role], obs.load_self, self._co_runners(obs), self._kappa[role])
         per_token = max(obs.ttft_s - step, 0.0) / obs.prompt_tokens
         self._prefill[role].update(_clip(per_token, self._prefill_s[role]), self.config.forgetting)
         self._prefill_s[role] = self._shrunk_prefill(role)
@@ -372,7 +337,9 @@ def export_state(lrn: Learner) -> dict[str, object]:
         "backend_tokens_per_step": _ewma_out(lrn._backend_tokens_per_step),
         "prefill": {r: _ewma_out(e) for r, e in lrn._prefill.items()},
         "interference": {r: _ewma_out(e) for r, e in lrn._interference.items()},
-        "step_models": {r: [fit.theta[0], fit.theta[1], fit.scale_s] for r, fit in lrn._steps.items()},
+        # the models predictions use (each role's growth tied to the other's), in units of the fit's scale
+        "step_models": {r: [lrn._models[r].base_s / fit.scale_s, lrn._models[r].per_request_s / fit.scale_s,
+                            fit.scale_s] for r, fit in lrn._steps.items()},
     }
 
 
@@ -417,6 +384,7 @@ def import_state(lrn: Learner, state: dict[str, object], max_weight: float) -> N
         base, slope, scale = thetas[role]
         fit = lrn._steps[role]
         fit.theta = [base * scale / fit.scale_s, slope * scale / fit.scale_s]  # the prior's spread: it still adapts
-        lrn._models[role] = fit.model()
         lrn._kappa[role] = lrn._shrunk_interference(role)
         lrn._prefill_s[role] = lrn._shrunk_prefill(role)
+    lrn._fitted = {role: fit.model() for role, fit in lrn._steps.items()}
+    lrn._models = tied_models(lrn._steps, lrn.config.slope_tie)

@@ -57,6 +57,7 @@ def learner_config(s: Settings) -> LearnerConfig:
         prior_output_tokens=float(s.default_max_tokens),
         num_speculative_tokens=s.num_speculative_tokens,
         prior_prefill_s_per_token=s.prior_prefill_s_per_token,
+        slope_tie=s.step_slope_tie,
         prior_interference={"baseline": s.prior_interference_baseline,
                             "speculative": s.prior_interference_speculative},
         priors={

@@ -85,6 +85,7 @@ class Settings(BaseSettings):
     prior_speculative_step_s: float = Field(0.0075, description="prior speculative step time at batch 1 (s)")
     prior_step_per_request_s: float = Field(0.00004, description="prior baseline step-time growth per running request (s)")
     prior_speculative_step_per_request_s: float = Field(0.00015, description="prior speculative step-time growth per running request (s)")
+    step_slope_tie: float = Field(0.25, ge=0.0, description="how far apart (relative) the baseline's and the speculative server's step-time growth per running request may be: a role not yet measured under load borrows the other's growth (they run the same model), two measured roles keep their own")
     prior_interference_baseline: float = Field(0.2, ge=0.0, le=1.2, description="prior share of a speculative step a baseline step waits for (H200: ~0.15-0.25)")
     prior_interference_speculative: float = Field(1.0, ge=0.0, le=1.2, description="prior share of a baseline step a speculative step waits for (H200: ~0-1.1)")
     prior_prefill_s_per_token: float = Field(0.00004, description="prior prefill time per prompt token (s)")

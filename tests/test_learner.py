@@ -176,3 +176,28 @@ def test_spec_delta_and_counter_reset() -> None:
     assert d.tokens_per_step == pytest.approx(4.0)  # every step drafted here (no generation delta: fallback)
     assert d.acceptance_rate == pytest.approx(0.75)
     assert spec_delta(after, before) is None  # counters went down: a restart, not negative acceptance
+
+
+def test_a_role_never_measured_under_load_borrows_the_measured_roles_growth() -> None:
+    """Seen on the bursty trace: while the speculative server carried the GPU the baseline's growth per running
+    request stayed at its prior (0.04 ms against ~0.2 ms measured), so every burst made the baseline look cheap,
+    the regime switched, the baseline's growth was measured, and the regime switched back."""
+    lrn = learner(forgetting=0.99)
+    for i in range(300):
+        load = 1 + i % 24
+        lrn.observe(obs("speculative", 201, 201, 0.02 + 200 * (0.0075 + 0.0002 * load), load_self=load))
+    spec, base = lrn.step_model("speculative"), lrn.step_model("baseline")
+    assert spec.per_request_s == pytest.approx(0.0002, rel=0.1)
+    assert base.per_request_s > 0.6 * spec.per_request_s  # borrowed, not the 0.00004 prior
+    assert base.base_s == pytest.approx(PRIORS["baseline"].base_s)  # its own intercept is its own
+
+
+def test_two_measured_roles_keep_their_own_growth() -> None:
+    lrn = learner(forgetting=0.99)
+    true = {"baseline": StepModel(0.004, 0.0001), "speculative": StepModel(0.009, 0.0004)}
+    for i in range(600):
+        role: Role = "baseline" if i % 2 else "speculative"
+        load = 1 + (i // 2) % 24
+        lrn.observe(obs(role, 201, 201, 0.02 + 200 * true[role].own_s(load), load_self=load))
+    for role, model in true.items():
+        assert lrn.step_model(role).per_request_s == pytest.approx(model.per_request_s, rel=0.15)

@@ -1,0 +1,81 @@
+"""Each role's own step time vs its batch, fitted online, with the two roles' batch growth tied.
+
+`StepFit` is recursive least squares (Kalman form, with forgetting) of one server's step time on [1, load].
+A server's per-request growth is only observable while it carries a batch, and on a shared GPU one server
+carries the traffic at a time: the idle one's growth stays at its prior, however wrong, and the regime
+choice compares a measured server with a guessed one (the guess decided which way the regime went). The
+two roles run the same model on the same kind of GPU, so their growth per running request (attention over
+each request's KV cache, the same weights) differs by little; `tied_models` therefore pulls each role's
+growth toward the other's in proportion to how much better measured the other is: an unmeasured role
+borrows the measured one's, two measured roles keep their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gateway.costmodel import OTHER_ROLE, Role, StepModel
+
+
+@dataclass(slots=True)
+class StepFit:
+    """Recursive least squares (Kalman form, with forgetting) of one server's own step time on [1, load],
+    in units of its prior base step time."""
+
+    theta: list[float]
+    p: list[list[float]]
+    scale_s: float
+    noise: float = 0.05
+    count: int = 0
+
+    @classmethod
+    def from_prior(cls, prior: StepModel) -> StepFit:
+        scale = prior.base_s
+        return cls(theta=[1.0, prior.per_request_s / scale], p=[[0.5, 0.0], [0.0, 0.02**2]], scale_s=scale)
+
+    def update(self, load: float, step_s: float, forgetting: float) -> None:
+        x = (1.0, load)
+        y = step_s / self.scale_s
+        px = [self.p[i][0] * x[0] + self.p[i][1] * x[1] for i in range(2)]
+        denom = self.noise + x[0] * px[0] + x[1] * px[1]
+        gain = [v / denom for v in px]
+        err = y - (self.theta[0] + self.theta[1] * load)
+        self.theta = [self.theta[i] + gain[i] * err for i in range(2)]
+        p = [[(self.p[i][j] - gain[i] * px[j]) / forgetting for j in range(2)] for i in range(2)]
+        for i, cap in enumerate((1.0, 0.05**2)):  # bounded: forgetting without excitation cannot wind up
+            if p[i][i] > cap:
+                factor = (cap / p[i][i]) ** 0.5
+                for j in range(2):
+                    p[i][j] *= factor
+                    p[j][i] *= factor
+        self.p = p
+        self.count += 1
+
+    def model(self) -> StepModel:
+        base, per_request = self.theta[0] * self.scale_s, max(self.theta[1], 0.0) * self.scale_s
+        return StepModel(max(base, 0.1 * self.scale_s), per_request)
+
+    def slope_variance_s2(self) -> float:
+        """Variance of the per-request growth, in seconds squared."""
+        return self.p[1][1] * self.scale_s * self.scale_s
+
+
+def tied_models(fits: Mapping[Role, StepFit], tie: float) -> dict[Role, StepModel]:
+    """Each role's model with its per-request growth combined, precision-weighted, with the other role's; the
+    other's counts as uncertain by its own variance plus (`tie` × the larger growth)², the room two servers of
+    one model are given to differ."""
+    models = {role: fit.model() for role, fit in fits.items()}
+    out: dict[Role, StepModel] = {}
+    for role, fit in fits.items():
+        other = OTHER_ROLE[role]
+        own_var = max(fit.slope_variance_s2(), 1e-18)
+        room = tie * max(models[role].per_request_s, models[other].per_request_s)
+        other_var = fits[other].slope_variance_s2() + room * room
+        if fits[other].count == 0 or other_var <= 0:  # a prior is not evidence about the other role
+            out[role] = models[role]
+            continue
+        w = (1.0 / own_var) / (1.0 / own_var + 1.0 / other_var)
+        slope = w * models[role].per_request_s + (1.0 - w) * models[other].per_request_s
+        out[role] = StepModel(models[role].base_s, slope)
+    return out

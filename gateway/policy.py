@@ -236,7 +236,7 @@ def _ratio_text(ratio: float | None) -> str:
 def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) -> Scored | None:
     """A short request sent to a speculative server its group's regime keeps idle, to measure it: more often
     (and at a higher regret) while its temperature bucket has fewer than `explore_min_observations`
-    speculative observations or its class none, one probe at a time.
+    speculative observations or its class none, one probe at a time; once measured, only when its GPU is quiet.
     A probe adds observations; it never changes a regime by itself."""
     if pick[1].role != "baseline" or est.output_tokens > cfg.explore_max_output_tokens or inp.draw >= max(
             cfg.explore_rate, cfg.explore_unmeasured_rate):
@@ -247,7 +247,9 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
                  else (cfg.explore_rate, cfg.explore_max_regret))
     if inp.draw >= rate:
         return None
-    idle = [c for c in inp.candidates if c.role == "speculative" and c.load == 0]
+    # a probe of a measured bucket waits until the whole GPU is quiet: on a busy one it slows everyone running
+    idle = [c for c in inp.candidates if c.role == "speculative" and c.load == 0
+            and (unmeasured or all(load == 0 for _, load in c.co_runners))]
     if not idle:
         return None
     c = idle[0]

@@ -183,6 +183,22 @@ def test_shared_group_follows_its_regime_and_probes_only_what_it_keeps_idle() ->
     assert busy is not None and busy.role == "baseline"  # one probe at a time
 
 
+def test_a_measured_class_is_probed_on_a_shared_gpu_only_while_the_gpu_is_quiet() -> None:
+    """A probe co-runs with the regime's batch and slows all of it (creative-heavy: one 114-token probe cost the
+    five baseline requests beside it ~0.3 s each); once a class is measured, probes wait for a quiet GPU."""
+    f = extract(request_view(CHAT, chat("Return JSON", temperature=0, max_tokens=64)), CFG)
+    cfg = dataclasses.replace(ADAPTIVE, explore_rate=0.5, explore_max_regret=3.0, explore_min_observations=0)
+    quiet = decide("adaptive", _inp(f, "structured", tps=1.2, output=64, shared=True, draw=0.1, observations=5),
+                   RULES, cfg)
+    assert quiet is not None and quiet.reason == "explore"
+    busy = decide("adaptive", _inp(f, "structured", 2, tps=1.2, output=64, shared=True, draw=0.1, observations=5),
+                  RULES, cfg)
+    assert busy is not None and busy.role == "baseline" and busy.reason != "explore"
+    own_gpus = decide("adaptive", _inp(f, "structured", 2, tps=1.2, output=64, draw=0.1, observations=5), RULES,
+                      dataclasses.replace(cfg, thompson=False))
+    assert own_gpus is not None and own_gpus.reason == "explore"  # a probe there slows nobody else
+
+
 @given(st.integers(1, 8000), st.floats(1.0, 3000.0), st.floats(1.0, 5.0), st.integers(0, 128), st.integers(0, 128),
        step_models, step_models, st.integers(0, 32))
 def test_more_speculative_load_never_makes_speculative_faster(prompt: int, out: float, tps: float, spec_load: int,

@@ -153,9 +153,16 @@ def predict_on(c: Candidate, est: Estimates, prompt_tokens: int, tokens_per_step
                    est.interference[c.role], est.prefill_s_per_token[c.role], co)
 
 
+def _idle_gpu(c: Candidate) -> bool:
+    return c.load == 0 and all(load == 0 for _, load in c.co_runners)
+
+
 def _eligible(inp: PolicyInput) -> list[Candidate]:
-    """Candidates allowed by their GPU group's regime (a shared group is carried by one role at a time)."""
-    allowed = [c for c in inp.candidates if not c.shared or inp.regimes.get(c.group, "baseline") == c.role]
+    """Candidates allowed by their GPU group's regime (a shared group is carried by one role at a time), and any
+    server of a GPU with nothing running: there the request's cheapest server slows nobody, and the comparison
+    is not sticky (the cost of carrying a batch is what makes the idle server of a busy GPU look expensive)."""
+    allowed = [c for c in inp.candidates
+               if not c.shared or inp.regimes.get(c.group, "baseline") == c.role or _idle_gpu(c)]
     return allowed or list(inp.candidates)
 
 
@@ -249,7 +256,7 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
         return None
     # a probe of a measured bucket waits until the whole GPU is quiet: on a busy one it slows everyone running
     idle = [c for c in inp.candidates if c.role == "speculative" and c.load == 0
-            and (unmeasured or all(load == 0 for _, load in c.co_runners))]
+            and (unmeasured or _idle_gpu(c))]
     if not idle:
         return None
     c = idle[0]

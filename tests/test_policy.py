@@ -171,10 +171,13 @@ def test_shared_group_follows_its_regime_and_probes_only_what_it_keeps_idle() ->
     """On one GPU the pair is carried by one server at a time: a request that would be cheaper right now on the
     other server still goes to the regime's server (the comparison right now is sticky), except a bounded probe."""
     f = extract(request_view(CHAT, chat("Return JSON", temperature=0, max_tokens=64)), CFG)
-    on_spec = _decide("adaptive", _inp(f, "structured", tps=1.0, shared=True, regime="speculative"))
+    on_spec = _decide("adaptive", _inp(f, "structured", spec_load=2, tps=1.0, shared=True, regime="speculative"))
     assert on_spec.role == "speculative" and on_spec.reason == "regime_speculative"
-    on_base = _decide("adaptive", _inp(f, "structured", tps=4.0, shared=True, regime="baseline"))
+    on_base = _decide("adaptive", _inp(f, "structured", base_load=2, tps=4.0, shared=True, regime="baseline"))
     assert on_base.role == "baseline" and on_base.reason == "regime_baseline"
+    # nothing running on the GPU: the request's cheaper server, whatever the regime (it slows nobody)
+    idle = _decide("adaptive", _inp(f, "structured", tps=4.0, shared=True, regime="baseline"))
+    assert idle.role == "speculative" and idle.reason == "predicted_faster"
     cfg = dataclasses.replace(ADAPTIVE, explore_unmeasured_rate=0.25, explore_unmeasured_max_regret=3.0)
     probe = decide("adaptive", _inp(f, "structured", tps=1.2, output=64, shared=True, draw=0.1), RULES, cfg)
     assert probe is not None and probe.role == "speculative" and probe.reason == "explore"

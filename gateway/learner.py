@@ -168,8 +168,12 @@ class Learner:
             prior = level.shrunk(prior, pw)
         est = self._tokens_per_step.get((task_class, bucket))
         sd0 = self.config.prior_tokens_per_step_sd
-        if est is None:
-            return prior, sd0 / math.sqrt(max(pw, 1.0))
+        if est is None:  # a class not seen yet is like the others of its bucket, as far as they agree
+            unseen = sd0 / math.sqrt(max(pw, 1.0))
+            if level is None:
+                return prior, unseen
+            level_sd = math.sqrt(max(level.var, 0.04) * level.weight + sd0 * sd0 * pw) / (level.weight + pw)
+            return prior, min(unseen, math.sqrt(level.var + level_sd * level_sd))
         spread = math.sqrt(max(est.var, 0.04) * est.weight + sd0 * sd0 * pw) / (est.weight + pw)
         return est.shrunk(prior, pw), spread
 

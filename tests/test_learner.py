@@ -201,3 +201,19 @@ def test_two_measured_roles_keep_their_own_growth() -> None:
         lrn.observe(obs(role, 201, 201, 0.02 + 200 * true[role].own_s(load), load_self=load))
     for role, model in true.items():
         assert lrn.step_model(role).per_request_s == pytest.approx(model.per_request_s, rel=0.15)
+
+
+def test_an_unseen_class_is_as_uncertain_as_its_bucket_disagrees() -> None:
+    """Optimism about an unmeasured class comes from its posterior spread. Once other classes of its temperature
+    bucket are measured and agree (sampled text: ~1.05 tokens per step everywhere), a new class of that bucket is
+    not a long shot any more; in a bucket whose classes disagree (greedy: 1.6 to 3.5) it still is."""
+    lrn = learner()
+    unseen_prior = lrn.tokens_per_step_posterior("creative", "high")[1]
+    for _ in range(20):
+        lrn.observe(dataclasses.replace(obs("speculative", 105, 100, 1.0, cls="chat"), bucket="high"))
+    for tps in (1.6, 3.5) * 10:
+        lrn.observe(obs("speculative", int(100 * tps), 100, 1.0, cls="structured" if tps < 2 else "code"))
+    agreeing = lrn.tokens_per_step_posterior("creative", "high")
+    disagreeing = lrn.tokens_per_step_posterior("creative", "greedy")
+    assert agreeing[1] < 0.5 * unseen_prior and agreeing[0] == pytest.approx(1.05, abs=0.1)
+    assert disagreeing[1] > 2 * agreeing[1]

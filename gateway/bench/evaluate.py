@@ -127,11 +127,21 @@ def robust_markdown(rows: list[dict[str, object]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def spread_over_scales(rows: list[dict[str, Any]]) -> str:
+    """Per workload: the share sent to speculative over every seed at every time scale (target: ≤ 10 points)."""
+    shares: dict[str, list[float]] = {}
+    for r in rows:
+        shares.setdefault(str(r["workload"]).split(" (")[0], []).extend(r["speculative_shares"])
+    lines = ["| workload | → spec % (all seeds and scales) | spread (points) |", "|---|---|---|"]
+    lines += [f"| {w} | {xs} | {round(max(xs) - min(xs), 1)} |" for w, xs in shares.items()]
+    return "\n".join(lines) + "\n"
+
+
 def run_robust(args: argparse.Namespace) -> int:
     """Each one-GPU cell at several time scales, adaptive with several seeds (`bench --repeat`, seed + repeat)."""
     workloads = args.workloads.split(",") if args.workloads else list(ROBUST_WORKLOADS)
     scales = [float(x) for x in args.scales.split(",")] if args.scales else list(ROBUST_SCALES)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for workload in workloads:
         for scale in scales:
             limit = f"--first{args.limit}" if args.limit else ""
@@ -151,7 +161,7 @@ def run_robust(args: argparse.Namespace) -> int:
                 f"One emulated pair on one simulated GPU; mean end-to-end seconds (simulated). Adaptive runs "
                 f"{len(SEEDS)} seeds (SPECGATE_RANDOM_SEED 1..3); the static servers once. Command: `specgate "
                 f"evaluate --robust --profile {args.profile} --workloads {','.join(workloads)} --scales "
-                f"{','.join(f'{x:g}' for x in scales)}`.", robust_markdown(rows))
+                f"{','.join(f'{x:g}' for x in scales)}`.", robust_markdown(rows) + "\n" + spread_over_scales(rows))
     return 0
 
 

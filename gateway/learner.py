@@ -13,7 +13,10 @@
   waits for, from the steps one did share. Each observed step is clipped to a factor of three of the
   current model, and observations flagged as warm-up (a backend's first requests after it started) are
   not used for timing: one cold-start outlier cannot decide;
-- prefill seconds per prompt token, per role (also clipped).
+- prefill seconds per prompt token, per role (also clipped), learned only from requests that started on a quiet
+  GPU (`PREFILL_QUIET_LOAD`): under a burst the time to first token is mostly the wait behind other prefills, and
+  read as prefill speed it makes the role carrying the traffic look slow at reading prompts (seen on an H200 at
+  c = 48: the baseline's learned prefill rose to 3.4x the speculative server's, the same model on the same GPU).
 Every estimate starts at a prior and forgets old observations geometrically (`forgetting` per update).
 """
 
@@ -26,6 +29,7 @@ from gateway.costmodel import ROLES, CoRunner, Role, StepModel, step_s
 from gateway.stepfit import StepFit, tied_models
 
 CLIP_FACTOR = 3.0  # an observed step or prefill moves the model as if it were at most this far off
+PREFILL_QUIET_LOAD = 4.0  # requests on the GPU (the observed one included) up to which TTFT teaches prefill speed
 
 
 @dataclass(slots=True)
@@ -216,7 +220,7 @@ class Learner:
         step = None
         if steps is not None and steps >= 3 and obs.e2e_s > obs.ttft_s:
             step = self._observe_step(obs, (obs.e2e_s - obs.ttft_s) / (steps - 1))
-        if obs.prompt_tokens >= 64:
+        if obs.prompt_tokens >= 64 and obs.load_self + sum(load for _, load in obs.co_runners) <= PREFILL_QUIET_LOAD:
             self._observe_prefill(obs, step)
 
     def _observe_output(self, key: tuple[str, str], obs: Observation) -> None:

@@ -250,9 +250,14 @@ async def test_abort_on_disconnect_frees_the_slot() -> None:
             # the non-streaming case too
             task = asyncio.create_task(s.post(pair.baseline_url + "/v1/completions", json=body | {"stream": False},
                                               headers={"x-request-id": "gone-2"}))
-            await asyncio.sleep(0.1)
+            requests0 = pair.baseline.stats.requests
+            for _ in range(1000):  # cancel once its engine holds it: a busy machine takes a while to get there
+                if pair.baseline.stats.requests > requests0:
+                    break
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)
             task.cancel()
-        for _ in range(250):  # the server notices the disconnect on its own schedule
+        for _ in range(500):  # the server notices the disconnect on its own schedule
             if pair.speculative.stats.aborted and pair.baseline.stats.aborted:
                 break
             await asyncio.sleep(0.02)

@@ -100,6 +100,19 @@ def test_one_cold_start_outlier_cannot_decide() -> None:
     assert lrn.prefill_s_per_token("speculative") < 4 * Settings().prior_prefill_s_per_token
 
 
+def test_a_burst_queue_does_not_teach_prefill_speed() -> None:
+    """Seen on an H200 at c = 48: time to first token behind a burst's prefills was read as the carrying role's
+    prefill speed, its prediction rose past the idle role's and the regime flipped. Only a quiet GPU teaches it."""
+    lrn = learner()
+    prior = lrn.prefill_s_per_token("baseline")
+    for _ in range(50):  # 1,000-token prompts waiting 0.6 s behind the burst
+        lrn.observe(obs("baseline", 201, 201, 0.6 + 200 * 0.01, ttft=0.6, prompt=1000, load_self=48))
+    assert lrn.prefill_s_per_token("baseline") == pytest.approx(prior)
+    for _ in range(50):  # alone on the GPU: the same TTFT is the prompt's own prefill and is learned
+        lrn.observe(obs("baseline", 201, 201, 0.6 + 200 * 0.01, ttft=0.6, prompt=1000, load_self=1))
+    assert lrn.prefill_s_per_token("baseline") > 2 * prior
+
+
 def test_shared_steps_do_not_teach_the_own_step_model() -> None:
     """Seen on the emulated bursty trace: baseline steps taken while the speculative server ran a large batch
     were charged to the baseline's own speed (75.7 ms per step against a true ~20 ms). Shared steps teach κ."""

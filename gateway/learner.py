@@ -129,7 +129,7 @@ class Learner:
         self._steps = {role: StepFit.from_prior(config.priors[role]) for role in ROLES}
         self._prefill = {role: Ewma(config.prior_prefill_s_per_token) for role in ROLES}
         self._fitted = {role: fit.model() for role, fit in self._steps.items()}  # what observations are read with
-        self._models = tied_models(self._steps, config.slope_tie)  # what predictions use
+        self._models = tied_models(self._steps, config.slope_tie, config.priors)  # what predictions use
         self._interference = {role: Ewma(config.prior_interference[role]) for role in ROLES}
         # the decision path reads these every request; they change only in `observe`
         self._kappa = {role: self._shrunk_interference(role) for role in ROLES}
@@ -260,7 +260,7 @@ class Learner:
             observed = _clip(observed, own)
             self._steps[role].update(obs.load_self, observed, f)
             self._fitted[role] = self._steps[role].model()
-            self._models = tied_models(self._steps, self.config.slope_tie)
+            self._models = tied_models(self._steps, self.config.slope_tie, self.config.priors)
         return observed
 
     def _observe_prefill(self, obs: Observation, step: float | None) -> None:
@@ -395,4 +395,4 @@ def import_state(lrn: Learner, state: dict[str, object], max_weight: float) -> N
         lrn._kappa[role] = lrn._shrunk_interference(role)
         lrn._prefill_s[role] = lrn._shrunk_prefill(role)
     lrn._fitted = {role: fit.model() for role, fit in lrn._steps.items()}
-    lrn._models = tied_models(lrn._steps, lrn.config.slope_tie)
+    lrn._models = tied_models(lrn._steps, lrn.config.slope_tie, lrn.config.priors)

@@ -48,6 +48,8 @@ class AdaptiveConfig:
     explore_unmeasured_max_regret: float
     explore_unmeasured_rate: float
     externality_weight: float
+    exception_load: float  # shared GPU: at most this many requests on it, a request may leave the regime ...
+    exception_margin: float  # ... to a server predicted this much cheaper for it
     thompson: bool = True  # sample the acceptance of backends with a GPU of their own from its posterior
 
 
@@ -157,12 +159,23 @@ def _idle_gpu(c: Candidate) -> bool:
     return c.load == 0 and all(load == 0 for _, load in c.co_runners)
 
 
-def _eligible(inp: PolicyInput) -> list[Candidate]:
-    """Candidates allowed by their GPU group's regime (a shared group is carried by one role at a time), and any
-    server of a GPU with nothing running: there the request's cheapest server slows nobody, and the comparison
-    is not sticky (the cost of carrying a batch is what makes the idle server of a busy GPU look expensive)."""
+def _gpu_load(c: Candidate) -> float:
+    return c.load + sum(load for _, load in c.co_runners)
+
+
+def _outside_regime(inp: PolicyInput, c: Candidate) -> bool:
+    return c.shared and inp.regimes.get(c.group, "baseline") != c.role
+
+
+def _eligible(inp: PolicyInput, light_load: float) -> list[Candidate]:
+    """Candidates allowed by their GPU group's regime (a shared group is carried by one role at a time), and the
+    idle server of a GPU running at most `light_load` requests: there a request's cheaper server slows few others
+    (the cost of carrying a batch is what makes the idle server of a busy GPU look expensive). Only an idle one:
+    a request joining the other server's few requests would look cheap for the same sticky reason, and the
+    exceptions would snowball into a second regime. `decide_cost` asks an exception to win by `exception_margin`
+    (on a GPU with nothing running, by the ordinary margin)."""
     allowed = [c for c in inp.candidates
-               if not c.shared or inp.regimes.get(c.group, "baseline") == c.role or _idle_gpu(c)]
+               if not _outside_regime(inp, c) or (c.load == 0 and _gpu_load(c) <= light_load)]
     return allowed or list(inp.candidates)
 
 
@@ -208,7 +221,7 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     w, prompt = cfg.externality_weight, inp.features.prompt_tokens
     sampled = _sampled_tps(inp, est, cfg) if explore else est.tokens_per_step
     scored = []
-    for c in _worth_scoring(_eligible(inp)):
+    for c in _worth_scoring(_eligible(inp, cfg.exception_load)):
         # Thompson sampling only where a probe costs nobody else: a speculative backend with its own GPU.
         tps = sampled if not c.shared else est.tokens_per_step
         p = predict_on(c, est, prompt, tps)
@@ -219,6 +232,10 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
         ratio = r = base[0] / max(spec[0], 1e-9)
         pick = spec if r > 1.0 + cfg.margin else base
         reason = token if pick is spec or r < 1.0 else "within_margin"
+        if _outside_regime(inp, pick[1]) and not _idle_gpu(pick[1]) and (
+                (r if pick is spec else 1.0 / r) < 1.0 + cfg.exception_margin):
+            pick = base if pick is spec else spec  # not worth leaving the regime for
+            reason = f"regime_{pick[1].role}"
     else:  # a shared group's regime left one role
         pick = min(scored, key=lambda s: s[0])
         reason = f"regime_{pick[1].role}" if len(scored) < len(inp.candidates) else token

@@ -62,6 +62,13 @@ def mix_ratio(samples: Sequence[MixSample], models: Mapping[Role, StepModel], pr
     """Σ cost with the baseline alone / Σ cost with the speculative server alone (> 1: speculation pays)."""
     if not samples:
         return None
+    totals = mix_costs(samples, models, prefill, externality_weight)
+    return totals["baseline"] / max(totals["speculative"], 1e-12)
+
+
+def mix_costs(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
+              externality_weight: float) -> dict[Role, float]:
+    """Σ predicted cost of the samples with each role alone carrying them."""
     totals: dict[Role, float] = {"baseline": 0.0, "speculative": 0.0}
     for s in samples:
         pairs: tuple[tuple[Role, float], ...] = (("baseline", 1.0), ("speculative", s.tokens_per_step))
@@ -69,7 +76,7 @@ def mix_ratio(samples: Sequence[MixSample], models: Mapping[Role, StepModel], pr
             p = predict(RequestShape(s.prompt_tokens, s.output_tokens, tps), s.load, models[role], 0.0,
                         prefill[role])
             totals[role] += p.cost(externality_weight)
-    return totals["baseline"] / max(totals["speculative"], 1e-12)
+    return totals
 
 
 def next_regime(state: RegimeState, ratio: float | None, decisions: int, cfg: RegimeConfig) -> RegimeState:

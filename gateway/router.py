@@ -18,7 +18,7 @@ from gateway.learner import Learner, LearnerConfig
 from gateway.metrics import Metrics
 from gateway.policy import Candidate, Decision, Estimates, PolicyInput, decide
 from gateway.protocol import RequestView
-from gateway.regime import MixSample, RegimeState, follow_fleet, lull, mix_ratio, next_regime, settle
+from gateway.regime import MixSample, RegimeState, follow_fleet, lull, mix_costs, mix_ratio, next_regime, settle
 from gateway.settings import Settings
 
 REGIME_EVERY = 8  # decisions of a group between two recomputations of its mix ratio ...
@@ -188,14 +188,18 @@ class Router:
             if after.switches != before.switches:
                 self.metrics.regime_switches.labels(group).inc()
 
-    def _mix_ratio(self, group: str, extra: _Recent | None = None) -> float | None:
+    def _mix_samples(self, group: str, extra: _Recent | None = None) -> list[MixSample]:
         lrn = self.learner
         z = self.settings.regime_optimism
         recent = [*self.recent[group], extra] if extra is not None else self.recent[group]
-        samples = [MixSample(f.prompt_tokens,
-                             lrn.output_tokens(r.task_class, r.bucket, f.max_tokens, f.max_tokens_given),
-                             _optimistic(lrn.tokens_per_step_posterior(r.task_class, r.bucket), z), r.load)
-                   for r in recent if (f := r.features).n == 1]
+        return [MixSample(f.prompt_tokens,
+                          lrn.output_tokens(r.task_class, r.bucket, f.max_tokens, f.max_tokens_given),
+                          _optimistic(lrn.tokens_per_step_posterior(r.task_class, r.bucket), z), r.load)
+                for r in recent if (f := r.features).n == 1]
+
+    def _mix_ratio(self, group: str, extra: _Recent | None = None) -> float | None:
+        lrn = self.learner
+        samples = self._mix_samples(group, extra)
         return mix_ratio(samples, {role: lrn.step_model(role) for role in ROLES},
                          {role: lrn.prefill_s_per_token(role) for role in ROLES},
                          self.regime_config.externality_weight)
@@ -234,4 +238,23 @@ class Router:
     def state(self) -> dict[str, object]:
         """Regimes of shared GPU groups, for `/admin/state`."""
         return {g: {"role": r.role, "mix_ratio": r.ratio, "since_decision": r.since, "switches": r.switches,
-                    "pending": r.pending, "decisions": self.group_decisions[g]} for g, r in self.regimes.items()}
+                    "pending": r.pending, "decisions": self.group_decisions[g], "mix": self._mix_summary(g)}
+                for g, r in self.regimes.items()}
+
+    def _mix_summary(self, group: str) -> dict[str, float] | None:
+        """What the group's mix ratio is computed from: the recent requests' mean prompt, expected output, tokens
+        per step as judged (optimism included) and load at decision."""
+        samples = self._mix_samples(group)
+        if not samples:
+            return None
+        n = len(samples)
+        lrn = self.learner
+        costs = mix_costs(samples, {role: lrn.step_model(role) for role in ROLES},
+                          {role: lrn.prefill_s_per_token(role) for role in ROLES}, self.regime_config.externality_weight)
+        tps = sorted(s.tokens_per_step for s in samples)
+        return {"requests": n, "baseline_cost_s": costs["baseline"], "speculative_cost_s": costs["speculative"],
+                "tokens_per_step_p10": tps[n // 10], "tokens_per_step_p90": tps[(9 * n) // 10],
+                "prompt_tokens": sum(s.prompt_tokens for s in samples) / n,
+                "output_tokens": sum(s.output_tokens for s in samples) / n,
+                "tokens_per_step": sum(s.tokens_per_step for s in samples) / n,
+                "load": sum(s.load for s in samples) / n}

@@ -4,10 +4,12 @@
 A server's per-request growth is only observable while it carries a batch, and on a shared GPU one server
 carries the traffic at a time: the idle one's growth stays at its prior, however wrong, and the regime
 choice compares a measured server with a guessed one (the guess decided which way the regime went). The
-two roles run the same model on the same kind of GPU, so their growth per running request (attention over
-each request's KV cache, the same weights) differs by little; `tied_models` therefore pulls each role's
-growth toward the other's in proportion to how much better measured the other is: an unmeasured role
-borrows the measured one's, two measured roles keep their own.
+two roles run the same model on the same GPU, so their growth per running request moves together (the same
+weights, the same attention over each request's KV cache, the same GPU speed), but not at the same level: a
+speculative step also verifies each request's drafted tokens (measured on an H200 with n-gram γ = 4: 1.4x the
+baseline's growth; a fixed γ pads undrafted decodes too). `tied_models` therefore pulls each role's growth
+toward the other's *scaled by the ratio of their priors*, in proportion to how much better measured the other is:
+an unmeasured role borrows the measured one's (at the priors' ratio), two measured roles keep their own.
 """
 
 from __future__ import annotations
@@ -61,21 +63,30 @@ class StepFit:
         return self.p[1][1] * self.scale_s * self.scale_s
 
 
-def tied_models(fits: Mapping[Role, StepFit], tie: float) -> dict[Role, StepModel]:
-    """Each role's model with its per-request growth combined, precision-weighted, with the other role's; the
-    other's counts as uncertain by its own variance plus (`tie` × the larger growth)², the room two servers of
-    one model are given to differ."""
+def tied_models(fits: Mapping[Role, StepFit], tie: float, priors: Mapping[Role, StepModel]) -> dict[Role, StepModel]:
+    """Each role's model with its per-request growth combined, precision-weighted, with the other role's growth
+    scaled by the priors' ratio; that borrowed growth counts as uncertain by the other's own variance plus
+    (`tie` × the larger growth)², the room the ratio is given to differ from the priors'."""
     models = {role: fit.model() for role, fit in fits.items()}
     out: dict[Role, StepModel] = {}
     for role, fit in fits.items():
         other = OTHER_ROLE[role]
+        scale = _prior_ratio(priors[role], priors[other])
+        borrowed = models[other].per_request_s * scale
         own_var = max(fit.slope_variance_s2(), 1e-18)
-        room = tie * max(models[role].per_request_s, models[other].per_request_s)
-        other_var = fits[other].slope_variance_s2() + room * room
+        room = tie * max(models[role].per_request_s, borrowed)
+        other_var = fits[other].slope_variance_s2() * scale * scale + room * room
         if fits[other].count == 0 or other_var <= 0:  # a prior is not evidence about the other role
             out[role] = models[role]
             continue
         w = (1.0 / own_var) / (1.0 / own_var + 1.0 / other_var)
-        slope = w * models[role].per_request_s + (1.0 - w) * models[other].per_request_s
+        slope = w * models[role].per_request_s + (1.0 - w) * borrowed
         out[role] = StepModel(models[role].base_s, slope)
     return out
+
+
+def _prior_ratio(role_prior: StepModel, other_prior: StepModel) -> float:
+    """The role's prior growth per request over the other's (1 where either prior has none)."""
+    if role_prior.per_request_s <= 0 or other_prior.per_request_s <= 0:
+        return 1.0
+    return role_prior.per_request_s / other_prior.per_request_s

@@ -505,6 +505,9 @@ def main(argv: list[str] | None = None) -> int:
                     req_file.write(row_json(r, policy, phase) + "\n")
                 run = {"policy": policy, "phase": phase, "summary": summarize(rows, wall),
                        "learned_tokens_per_step": learned, "learned_classes": classes,
+                       "learned_timing": {k: (state.get("learner") or {}).get(k)
+                                          for k in ("step_models", "prefill_s_per_token", "interference")},
+                       "regimes": state.get("regimes"),
                        "overhead": histogram(metrics_text, "specgate_gateway_overhead_seconds"),
                        "vllm_spec_delta": {k: after[k] - before[k] for k in after}}
                 d = run["vllm_spec_delta"]

@@ -250,7 +250,8 @@ class Router:
         n = len(samples)
         lrn = self.learner
         costs = mix_costs(samples, {role: lrn.step_model(role) for role in ROLES},
-                          {role: lrn.prefill_s_per_token(role) for role in ROLES}, self.regime_config.externality_weight)
+                          {role: lrn.prefill_s_per_token(role) for role in ROLES},
+                          self.regime_config.externality_weight)
         tps = sorted(s.tokens_per_step for s in samples)
         return {"requests": n, "baseline_cost_s": costs["baseline"], "speculative_cost_s": costs["speculative"],
                 "tokens_per_step_p10": tps[n // 10], "tokens_per_step_p90": tps[(9 * n) // 10],

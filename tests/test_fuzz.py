@@ -83,9 +83,11 @@ class Harness:
         busy machine can catch them in flight; a leaked connection stays in use at every reading."""
         async def wait() -> tuple[int, int]:
             deadline = self.loop.time() + timeout_s
-            while self.upstream()[0] and self.loop.time() < deadline:
+            while True:
+                counts = self.upstream()
+                if counts[0] == 0 or self.loop.time() > deadline:
+                    return counts
                 await asyncio.sleep(0.01)
-            return self.upstream()
         result: tuple[int, int] = self.run(wait())
         return result
 

@@ -50,6 +50,7 @@ class AdaptiveConfig:
     externality_weight: float
     exception_load: float  # shared GPU: at most this many requests on it, a request may leave the regime ...
     exception_margin: float  # ... to a server predicted this much cheaper for it
+    exception_arrivals: float  # ... when at most this many of the group's requests are expected while it runs
     thompson: bool = True  # sample the acceptance of backends with a GPU of their own from its posterior
 
 
@@ -95,6 +96,7 @@ class PolicyInput:
     sample_draw: float = 0.5  # uniform (0, 1) draw for Thompson sampling, supplied by the caller
     turn: int = 0  # round_robin's counter, supplied by the caller
     regime_pending: Mapping[str, Role] = field(default_factory=dict)  # shared group -> a switch waiting for a lull
+    arrival_rates: Mapping[str, float] = field(default_factory=dict)  # shared group -> its recent requests per second
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,8 +234,7 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
         ratio = r = base[0] / max(spec[0], 1e-9)
         pick = spec if r > 1.0 + cfg.margin else base
         reason = token if pick is spec or r < 1.0 else "within_margin"
-        if _outside_regime(inp, pick[1]) and not _idle_gpu(pick[1]) and (
-                (r if pick is spec else 1.0 / r) < 1.0 + cfg.exception_margin):
+        if _outside_regime(inp, pick[1]) and not _exception_pays(inp, cfg, pick, r if pick is spec else 1.0 / r):
             pick = base if pick is spec else spec  # not worth leaving the regime for
             reason = f"regime_{pick[1].role}"
     else:  # a shared group's regime left one role
@@ -251,6 +252,17 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     if pending is not None:
         detail += f", to {pending} at a lull"
     return Decision(chosen.name, chosen.role, reason, detail, pred.e2e_s, pred.ttft_s, ratio)
+
+
+def _exception_pays(inp: PolicyInput, cfg: AdaptiveConfig, pick: Scored, gain: float) -> bool:
+    """A request may leave its GPU's regime only while few of the group's requests are expected to arrive during
+    it (they would go to the regime's server and time-share the GPU with it: on the bursty trace, requests sent
+    to an idle baseline just before a burst slowed the burst ~25%), and, unless the GPU is idle, only for a gain
+    of `exception_margin`."""
+    c, pred = pick[1], pick[2]
+    if inp.arrival_rates.get(c.group, 0.0) * pred.e2e_s > cfg.exception_arrivals:
+        return False
+    return _idle_gpu(c) or gain >= 1.0 + cfg.exception_margin
 
 
 def _ratio_text(ratio: float | None) -> str:

@@ -67,6 +67,13 @@ def learner_config(s: Settings) -> LearnerConfig:
     )
 
 
+def _rate(times: deque[float], now: float) -> float:
+    """Requests per second over the recent decision times, counting the quiet time since the last one."""
+    if len(times) < 2:
+        return 0.0
+    return (len(times) - 1) / max(now - times[0], 1e-3)
+
+
 def _optimistic(posterior: tuple[float, float], z: float) -> float:
     mean, sd = posterior
     return mean + z * sd
@@ -96,6 +103,8 @@ class Router:
         self.recent: dict[str, deque[_Recent]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
         self.group_decisions: dict[str, int] = dict.fromkeys(self.regimes, 0)
+        self.arrivals: dict[str, deque[float]] = {g: deque(maxlen=settings.regime_window_requests)
+                                                  for g in self.regimes}
         self._random = random.Random(settings.random_seed).random
         self._turn = 0
 
@@ -142,6 +151,7 @@ class Router:
             regimes={g: r.role for g, r in self.regimes.items()},
             regime_ratios={g: r.ratio for g, r in self.regimes.items() if r.ratio is not None},
             regime_pending={g: r.pending for g, r in self.regimes.items() if r.pending is not None},
+            arrival_rates={g: _rate(times, now) for g, times in self.arrivals.items()},
             draw=self._random(),
             sample_draw=self._random(),
             turn=self._turn,
@@ -152,6 +162,7 @@ class Router:
             return None
         chosen = next(c for c in inp.candidates if c.name == decision.backend)
         if chosen.group in self.regimes and needs_estimates:
+            self.arrivals[chosen.group].append(now)
             group_load = chosen.load + sum(load for _, load in chosen.co_runners)
             self._note(chosen.group, _Recent(f, task_class, bucket, group_load))
         return Routed(decision, f, task_class, bucket)

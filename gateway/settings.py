@@ -72,6 +72,7 @@ class Settings(BaseSettings):
     regime_follow_band: float = Field(0.10, ge=0.0, description="shared GPU, many gateway replicas: join the regime the servers' gauges show other gateways in, unless this process's own mix ratio is outside 1 ± this band")
     regime_exception_load: float = Field(2.0, ge=0.0, description="shared GPU: while it runs at most this many requests, a request may go to the server the regime keeps idle, when predicted `SPECGATE_REGIME_EXCEPTION_MARGIN` cheaper there (a light GPU is not sticky: e.g. greedy requests to the n-gram server, sampled ones to the baseline)")
     regime_exception_margin: float = Field(0.2, ge=0.0, description="shared GPU: how much cheaper (relative) the other server must be predicted for a request to leave the regime on a light GPU (an idle GPU asks only `SPECGATE_MARGIN`)")
+    regime_exception_arrivals: float = Field(0.5, ge=0.0, description="shared GPU: a request leaves the regime (idle or light GPU) only when at most this many of the group's requests are expected to arrive while it runs (its predicted duration x the group's recent arrival rate): they would time-share the GPU with it")
     regime_window_requests: int = Field(64, ge=1, description="shared GPU: recent requests whose mix decides the regime")
     thompson_sampling: bool = Field(True, description="fleet: sample a class's acceptance from its posterior when choosing a speculative server with its own GPU")
     warmup_requests: int = Field(3, ge=0, description="a backend's first requests after it (re)starts do not teach the timing models")
@@ -214,6 +215,7 @@ class Settings(BaseSettings):
             explore_unmeasured_max_regret=self.explore_unmeasured_max_regret,
             explore_unmeasured_rate=self.explore_unmeasured_rate, externality_weight=self.externality_weight,
             exception_load=self.regime_exception_load, exception_margin=self.regime_exception_margin,
+            exception_arrivals=self.regime_exception_arrivals,
             thompson=self.thompson_sampling)
 
     def regime_config(self) -> RegimeConfig:

@@ -19,6 +19,11 @@ from dataclasses import dataclass
 
 from gateway.costmodel import OTHER_ROLE, Role, StepModel
 
+# Variance of the step at batch 1, in units of the prior's, at most (sd ~0.3x): every load teaches it, but a server
+# that only ever runs large batches cannot tell its intercept from its growth, and an unbounded one drifted to the
+# 0.1x floor on mixed-high (0.75 ms against ~6.6 ms) while the growth took the rest.
+INTERCEPT_VAR = 0.1
+
 
 @dataclass(slots=True)
 class StepFit:
@@ -34,7 +39,7 @@ class StepFit:
     @classmethod
     def from_prior(cls, prior: StepModel) -> StepFit:
         scale = prior.base_s
-        return cls(theta=[1.0, prior.per_request_s / scale], p=[[0.5, 0.0], [0.0, 0.02**2]], scale_s=scale)
+        return cls(theta=[1.0, prior.per_request_s / scale], p=[[INTERCEPT_VAR, 0.0], [0.0, 0.02**2]], scale_s=scale)
 
     def update(self, load: float, step_s: float, forgetting: float) -> None:
         x = (1.0, load)
@@ -45,7 +50,7 @@ class StepFit:
         err = y - (self.theta[0] + self.theta[1] * load)
         self.theta = [self.theta[i] + gain[i] * err for i in range(2)]
         p = [[(self.p[i][j] - gain[i] * px[j]) / forgetting for j in range(2)] for i in range(2)]
-        for i, cap in enumerate((1.0, 0.05**2)):  # bounded: forgetting without excitation cannot wind up
+        for i, cap in enumerate((INTERCEPT_VAR, 0.05**2)):  # bounded: forgetting without excitation cannot wind up
             if p[i][i] > cap:
                 factor = (cap / p[i][i]) ** 0.5
                 for j in range(2):

@@ -63,31 +63,43 @@ class StepFit:
         base, per_request = self.theta[0] * self.scale_s, max(self.theta[1], 0.0) * self.scale_s
         return StepModel(max(base, 0.1 * self.scale_s), per_request)
 
-    def slope_variance_s2(self) -> float:
-        """Variance of the per-request growth, in seconds squared."""
-        return self.p[1][1] * self.scale_s * self.scale_s
+    def variances_s2(self) -> tuple[float, float]:
+        """Variances of the step at batch 1 and of the per-request growth, in seconds squared."""
+        scale2 = self.scale_s * self.scale_s
+        return self.p[0][0] * scale2, self.p[1][1] * scale2
 
 
 def tied_models(fits: Mapping[Role, StepFit], tie: float, priors: Mapping[Role, StepModel]) -> dict[Role, StepModel]:
-    """Each role's model with its per-request growth combined, precision-weighted, with the other role's growth
-    scaled by the priors' ratio; that borrowed growth counts as uncertain by the other's own variance plus
-    (`tie` × the larger growth)², the room the ratio is given to differ from the priors'."""
+    """Each role's model with its step at batch 1 and its per-request growth each combined, precision-weighted,
+    with the other role's scaled by the priors' ratio; what is borrowed counts as uncertain by the other's own
+    variance plus (`tie` × the larger value)², the room the ratio is given to differ from the priors'. (The GPU's
+    speed is one for both: a measured speculative server tells how fast the idle baseline beside it would be.)"""
     models = {role: fit.model() for role, fit in fits.items()}
     out: dict[Role, StepModel] = {}
     for role, fit in fits.items():
         other = OTHER_ROLE[role]
-        scale = _prior_ratio(priors[role], priors[other])
-        borrowed = models[other].per_request_s * scale
-        own_var = max(fit.slope_variance_s2(), 1e-18)
-        room = tie * max(models[role].per_request_s, borrowed)
-        other_var = fits[other].slope_variance_s2() * scale * scale + room * room
-        if fits[other].count == 0 or other_var <= 0:  # a prior is not evidence about the other role
+        if fits[other].count == 0:  # a prior is not evidence about the other role
             out[role] = models[role]
             continue
-        w = (1.0 / own_var) / (1.0 / own_var + 1.0 / other_var)
-        slope = w * models[role].per_request_s + (1.0 - w) * borrowed
-        out[role] = StepModel(models[role].base_s, slope)
+        own, theirs = models[role], models[other]
+        (own_base_var, own_slope_var), (their_base_var, their_slope_var) = (fit.variances_s2(),
+                                                                            fits[other].variances_s2())
+        base_scale = priors[role].base_s / priors[other].base_s if priors[other].base_s > 0 else 1.0
+        slope_scale = _prior_ratio(priors[role], priors[other])
+        base = _combine(own.base_s, own_base_var, theirs.base_s * base_scale, their_base_var * base_scale**2, tie)
+        slope = _combine(own.per_request_s, own_slope_var, theirs.per_request_s * slope_scale,
+                         their_slope_var * slope_scale**2, tie)
+        out[role] = StepModel(base, slope)
     return out
+
+
+def _combine(own: float, own_var: float, borrowed: float, borrowed_var: float, tie: float) -> float:
+    room = tie * max(own, borrowed)
+    other_var = borrowed_var + room * room
+    if other_var <= 0:
+        return own
+    w = (1.0 / max(own_var, 1e-18)) / (1.0 / max(own_var, 1e-18) + 1.0 / other_var)
+    return w * own + (1.0 - w) * borrowed
 
 
 def _prior_ratio(role_prior: StepModel, other_prior: StepModel) -> float:

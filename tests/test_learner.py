@@ -204,7 +204,21 @@ def test_a_role_never_measured_under_load_borrows_the_measured_roles_growth() ->
     ratio = PRIORS["baseline"].per_request_s / PRIORS["speculative"].per_request_s
     # borrowed at the priors' ratio (0.2 ms x 0.27 = 0.053 ms), not the 0.04 ms prior
     assert base.per_request_s == pytest.approx(spec.per_request_s * ratio, rel=0.2)
-    assert base.base_s == pytest.approx(PRIORS["baseline"].base_s)  # its own intercept is its own
+    assert base.base_s == pytest.approx(PRIORS["baseline"].base_s, rel=0.01)  # the speculative one was as its prior
+
+
+def test_an_unmeasured_role_borrows_the_gpus_speed() -> None:
+    """Seen on an emulated replay of the H200 run: the speculative server carried the GPU from the first request,
+    its steps measured 12% under its prior, the baseline's stayed at its prior (9% high), and the regime judged
+    the mix with one measured server against one guessed one. The same GPU runs both: a measured step speed
+    moves the unmeasured role's toward the same factor."""
+    lrn = learner()
+    for i in range(100):
+        lrn.observe(obs("speculative", 201, 201, 0.02 + 200 * 0.8 * PRIORS["speculative"].own_s(1 + i % 3),
+                        load_self=1 + i % 3))
+    assert lrn.step_model("speculative").base_s == pytest.approx(0.8 * PRIORS["speculative"].base_s, rel=0.05)
+    base = lrn.step_model("baseline").base_s
+    assert 0.8 * PRIORS["baseline"].base_s < base < 0.95 * PRIORS["baseline"].base_s
 
 
 def test_two_measured_roles_keep_their_own_growth() -> None:

@@ -201,11 +201,12 @@ class Router:
 
     def _mix_samples(self, group: str, extra: _Recent | None = None) -> list[MixSample]:
         lrn = self.learner
-        z = self.settings.regime_optimism
+        z, calm = self.settings.regime_optimism, self.settings.regime_optimism_load
         recent = [*self.recent[group], extra] if extra is not None else self.recent[group]
         return [MixSample(f.prompt_tokens,
                           lrn.output_tokens(r.task_class, r.bucket, f.max_tokens, f.max_tokens_given),
-                          _optimistic(lrn.tokens_per_step_posterior(r.task_class, r.bucket), z), r.load)
+                          _optimistic(lrn.tokens_per_step_posterior(r.task_class, r.bucket),
+                                      z * min(1.0, calm / max(r.load, 1.0))), r.load)
                 for r in recent if (f := r.features).n == 1]
 
     def _mix_ratio(self, group: str, extra: _Recent | None = None) -> float | None:

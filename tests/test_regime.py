@@ -1,12 +1,19 @@
-"""Pure regime choice for a shared GPU: hysteresis, dwell, and the mix deciding (not the first requests)."""
+"""Regime choice for a shared GPU: hysteresis, dwell, and the mix deciding (not the first requests); pure functions,
+and the router that feeds them (no I/O: its pool is never started)."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gateway.backends import BackendPool
 from gateway.costmodel import Role, StepModel
+from gateway.learner import Learner
+from gateway.metrics import Metrics
+from gateway.protocol import RequestView, request_view
 from gateway.regime import MixSample, RegimeConfig, RegimeState, lull, mix_ratio, next_regime, settle
+from gateway.router import Router, learner_config
+from gateway.settings import Settings
 
 MODELS: dict[Role, StepModel] = {"baseline": StepModel(0.005, 0.00004), "speculative": StepModel(0.0075, 0.00015)}
 PREFILL: dict[Role, float] = {"baseline": 4e-5, "speculative": 4e-5}
@@ -96,3 +103,28 @@ def test_a_replica_joins_the_regime_the_servers_show_unless_its_own_evidence_is_
     assert follow_fleet(s, 0.80, "speculative", 40, 0.10).role == "baseline"  # decisive: keep its own
     assert follow_fleet(s, 1.03, None, 40, 0.10) == s  # no fleet signal (one gateway, or no load)
     assert follow_fleet(s, 1.03, "baseline", 40, 0.10) == s
+
+
+def _router_on_a_pair() -> tuple[Router, BackendPool]:
+    s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"])
+    pool = BackendPool(s, Metrics())
+    return Router(s, pool, Learner(learner_config(s))), pool
+
+
+def _json_request() -> RequestView:
+    return request_view("/v1/chat/completions", {"model": "m", "temperature": 0, "max_tokens": 128,
+                                                 "messages": [{"role": "user", "content": "Return JSON: {}"}]})
+
+
+def test_optimism_about_unmeasured_classes_fades_with_the_load_it_would_commit() -> None:
+    """Seen on mixed-high (35 requests/s): nothing measured yet, the optimistic mix (1.18x) put the GPU in the
+    speculative regime and 150 requests followed before the first answer came back (3.8 s against 0.98 s
+    all-baseline). On a quiet GPU the same optimism still tries speculation first."""
+    quiet, _ = _router_on_a_pair()
+    quiet.route(_json_request(), "r0")
+    assert quiet.regimes["pair-0"].role == "speculative"
+    busy, pool = _router_on_a_pair()
+    for b in pool.backends:
+        b.inflight = 60 if b.role == "baseline" else 0
+    busy.route(_json_request(), "r0")
+    assert busy.regimes["pair-0"].role == "baseline"

@@ -18,7 +18,17 @@ from gateway.learner import Learner, LearnerConfig
 from gateway.metrics import Metrics
 from gateway.policy import Candidate, Decision, Estimates, PolicyInput, decide
 from gateway.protocol import RequestView
-from gateway.regime import MixSample, RegimeState, follow_fleet, lull, mix_costs, mix_ratio, next_regime, settle
+from gateway.regime import (
+    MixSample,
+    RegimeState,
+    early_regime,
+    follow_fleet,
+    lull,
+    mix_costs,
+    mix_ratio,
+    next_regime,
+    settle,
+)
 from gateway.settings import Settings
 
 REGIME_EVERY = 8  # decisions of a group between two recomputations of its mix ratio ...
@@ -105,6 +115,7 @@ class Router:
         self.group_decisions: dict[str, int] = dict.fromkeys(self.regimes, 0)
         self.arrivals: dict[str, deque[float]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
+        self.imported: set[str] = set()  # groups whose regime came from a warm start: no early free choice
         self._random = random.Random(settings.random_seed).random
         self._turn = 0
 
@@ -188,7 +199,10 @@ class Router:
         before = after = self.regimes[group]
         if extra is not None or n % REGIME_EVERY == 0:
             ratio = self._mix_ratio(group, extra)
-            after = next_regime(before, ratio, n, self.regime_config)
+            if extra is not None and group not in self.imported:
+                after = early_regime(before, ratio, n, self.regime_config)
+            else:
+                after = next_regime(before, ratio, n, self.regime_config)
             after = follow_fleet(after, ratio, self._carried_by_others(group), n, self.settings.regime_follow_band)
         if after.pending is not None:
             after = settle(after, n, self._load_of_role(group, after.role),
@@ -202,12 +216,20 @@ class Router:
     def _mix_samples(self, group: str, extra: _Recent | None = None) -> list[MixSample]:
         lrn = self.learner
         z, calm = self.settings.regime_optimism, self.settings.regime_optimism_load
+        rate = _rate(self.arrivals[group], time.monotonic())
+        step = lrn.step_model("baseline")
         recent = [*self.recent[group], extra] if extra is not None else self.recent[group]
-        return [MixSample(f.prompt_tokens,
-                          lrn.output_tokens(r.task_class, r.bucket, f.max_tokens, f.max_tokens_given),
-                          _optimistic(lrn.tokens_per_step_posterior(r.task_class, r.bucket),
-                                      z * min(1.0, calm / max(r.load, 1.0))), r.load)
-                for r in recent if (f := r.features).n == 1]
+        samples = []
+        for r in recent:
+            f = r.features
+            if f.n != 1:
+                continue
+            output = lrn.output_tokens(r.task_class, r.bucket, f.max_tokens, f.max_tokens_given)
+            # the requests a wrong choice commits: those running, or those arriving during one request
+            committed = max(r.load, rate * output * step.own_s(max(r.load, 1.0)), 1.0)
+            tps = _optimistic(lrn.tokens_per_step_posterior(r.task_class, r.bucket), z * min(1.0, calm / committed))
+            samples.append(MixSample(f.prompt_tokens, output, tps, r.load))
+        return samples
 
     def _mix_ratio(self, group: str, extra: _Recent | None = None) -> float | None:
         lrn = self.learner
@@ -242,6 +264,7 @@ class Router:
         """Join the regimes another process (or this one before a restart) was in; the dwell counts from here."""
         for group, role in regimes.items():
             if group in self.regimes and role in ROLES:
+                self.imported.add(group)
                 self.regimes[group] = RegimeState(role="speculative" if role == "speculative" else "baseline",
                                                   since=self.group_decisions[group])
                 if self.metrics is not None:

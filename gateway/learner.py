@@ -239,8 +239,10 @@ class Learner:
         tps = min(max(tps, 1.0), self.config.num_speculative_tokens + 1.0)
         weight = min(steps / 16.0, 4.0)
         self._tokens_per_step.setdefault(key, Ewma(self.config.prior_tokens_per_step)).update(tps, f, w=weight)
+        # The bucket's level stands for classes not seen yet: one long response of one class (a SQL probe at 3.5
+        # tokens per step) must not outweigh the prior for all of them, so each response counts once there.
         self._bucket_tokens_per_step.setdefault(bucket, Ewma(self.config.prior_tokens_per_step)).update(
-            tps, f, w=weight)
+            tps, f, w=min(weight, 1.0))
 
     def _co_runners(self, obs: Observation) -> list[CoRunner]:
         return [CoRunner(self._fitted[role], load, 0.0) for role, load in obs.co_runners]

@@ -99,19 +99,6 @@ def next_regime(state: RegimeState, ratio: float | None, decisions: int, cfg: Re
     return replace(state, ratio=ratio, pending=wanted, pending_since=since)
 
 
-def early_regime(state: RegimeState, ratio: float | None, decisions: int, cfg: RegimeConfig) -> RegimeState:
-    """A group's first decisions, before any answer has come back: the role the mix prefers now, without the
-    hysteresis (the speculative server only past the switch margin). The GPU is still quiet, so a switch costs
-    little, and the estimates move fast: held by hysteresis, the first request's optimistic choice decided the
-    next hundred at a high arrival rate."""
-    if ratio is None:
-        return state
-    role: Role = "speculative" if ratio > 1.0 + cfg.switch_margin else "baseline"
-    if role == state.role:
-        return replace(state, ratio=ratio, pending=None)
-    return RegimeState(role, decisions, ratio, state.switches + 1)
-
-
 def lull(recent_loads: Sequence[float], cfg: RegimeConfig) -> float:
     """The carrying server's load at or below which a pending switch is cheap: `lull_load`, or half the group's
     recent mean load when traffic runs hotter than that (a busy group may never drain to one request)."""

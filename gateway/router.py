@@ -5,9 +5,11 @@ mix per group, the round-robin turn, the random draws)."""
 from __future__ import annotations
 
 import json
+import math
 import random
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +23,6 @@ from gateway.protocol import RequestView
 from gateway.regime import (
     MixSample,
     RegimeState,
-    early_regime,
     follow_fleet,
     lull,
     mix_costs,
@@ -77,7 +78,7 @@ def learner_config(s: Settings) -> LearnerConfig:
     )
 
 
-def _rate(times: deque[float], now: float) -> float:
+def _rate(times: Sequence[float], now: float) -> float:
     """Requests per second over the recent decision times, counting the quiet time since the last one."""
     if len(times) < 2:
         return 0.0
@@ -115,7 +116,6 @@ class Router:
         self.group_decisions: dict[str, int] = dict.fromkeys(self.regimes, 0)
         self.arrivals: dict[str, deque[float]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
-        self.imported: set[str] = set()  # groups whose regime came from a warm start: no early free choice
         self._random = random.Random(settings.random_seed).random
         self._turn = 0
 
@@ -199,10 +199,7 @@ class Router:
         before = after = self.regimes[group]
         if extra is not None or n % REGIME_EVERY == 0:
             ratio = self._mix_ratio(group, extra)
-            if extra is not None and group not in self.imported:
-                after = early_regime(before, ratio, n, self.regime_config)
-            else:
-                after = next_regime(before, ratio, n, self.regime_config)
+            after = next_regime(before, ratio, n, self.regime_config)
             after = follow_fleet(after, ratio, self._carried_by_others(group), n, self.settings.regime_follow_band)
         if after.pending is not None:
             after = settle(after, n, self._load_of_role(group, after.role),
@@ -216,7 +213,10 @@ class Router:
     def _mix_samples(self, group: str, extra: _Recent | None = None) -> list[MixSample]:
         lrn = self.learner
         z, calm = self.settings.regime_optimism, self.settings.regime_optimism_load
-        rate = _rate(self.arrivals[group], time.monotonic())
+        now = time.monotonic()
+        times = [*self.arrivals[group], now] if extra is not None else list(self.arrivals[group])  # the one at hand
+        # before a second request the arrival rate is unknown, and so is what a wrong choice would commit: no optimism
+        rate = _rate(times, now) if len(times) >= 2 else math.inf
         step = lrn.step_model("baseline")
         recent = [*self.recent[group], extra] if extra is not None else self.recent[group]
         samples = []
@@ -264,7 +264,6 @@ class Router:
         """Join the regimes another process (or this one before a restart) was in; the dwell counts from here."""
         for group, role in regimes.items():
             if group in self.regimes and role in ROLES:
-                self.imported.add(group)
                 self.regimes[group] = RegimeState(role="speculative" if role == "speculative" else "baseline",
                                                   since=self.group_decisions[group])
                 if self.metrics is not None:

@@ -89,7 +89,7 @@ class Settings(BaseSettings):
     prior_speculative_step_s: float = Field(0.0075, description="prior speculative step time at batch 1 (s)")
     prior_step_per_request_s: float = Field(0.00006, description="prior baseline step-time growth per running request (s; H200, vLLM 0.26, 8B, mixed traffic: 0.066 ms)")
     prior_speculative_step_per_request_s: float = Field(0.00009, description="prior speculative step-time growth per running request (s; the same H200 with n-gram γ = 4: 0.093 ms). The ratio of the two priors is kept when one role borrows the other's measured growth")
-    step_slope_tie: float = Field(0.25, ge=0.0, description="how far apart (relative) the baseline's and the speculative server's step-time growth per running request may be: a role not yet measured under load borrows the other's growth (they run the same model), two measured roles keep their own")
+    step_slope_tie: float = Field(0.1, ge=0.0, description="how far (relative) one role's step time at batch 1 and growth per running request may differ from the other's scaled by the ratio of their priors (one model on one GPU): a role not yet measured borrows the measured one's, two measured roles keep their own")
     prior_interference_baseline: float = Field(0.2, ge=0.0, le=1.2, description="prior share of a speculative step a baseline step waits for (H200: ~0.15-0.25)")
     prior_interference_speculative: float = Field(1.0, ge=0.0, le=1.2, description="prior share of a baseline step a speculative step waits for (H200: ~0-1.1)")
     prior_prefill_s_per_token: float = Field(0.00004, description="prior prefill time per prompt token (s)")

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 from gateway.costmodel import OTHER_ROLE, Role, StepModel
 
-# Variance of the step at batch 1, in units of the prior's, at most (sd ~0.3x): every load teaches it, but a server
+# Variance of the step at batch 1, in units of the prior's, at most (sd ~0.14x): every load teaches it, but a server
 # that only ever runs large batches cannot tell its intercept from its growth, and an unbounded one drifted to the
 # 0.1x floor on mixed-high (0.75 ms against ~6.6 ms) while the growth took the rest.
-INTERCEPT_VAR = 0.1
+INTERCEPT_VAR = 0.02
 
 
 @dataclass(slots=True)

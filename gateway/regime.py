@@ -35,6 +35,7 @@ class RegimeConfig:
     decisive_margin: float  # a ratio this far outside 1 switches without waiting for the dwell
     lull_load: float  # a pending switch is taken when the carrying server runs at most this many requests
     max_defer: int  # ... or after this many decisions pending
+    speculation_max_load: float  # no speculative regime while the group's recent mean load is above this
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +78,18 @@ def mix_costs(samples: Sequence[MixSample], models: Mapping[Role, StepModel], pr
                         prefill[role])
             totals[role] += p.cost(externality_weight)
     return totals
+
+
+def capped_ratio(ratio: float | None, mean_load: float, cfg: RegimeConfig) -> float | None:
+    """The mix ratio as the regime may act on it: above `speculation_max_load` requests on the GPU the batch is
+    already large (speculation verifies drafts the batch has no room for), so the ratio cannot ask for the
+    speculative server, and a speculative regime is asked to leave (after its dwell, at a lull). The step models
+    are least reliable there (prefill chunks of a busy queue run inside the steps, and both roles' fits drifted
+    on mixed-high: the regime went speculative at 40 requests running and cost 1.9x). vLLM's V0 engine had the
+    same guard as `--speculative-disable-by-batch-size`."""
+    if ratio is None or mean_load <= cfg.speculation_max_load:
+        return ratio
+    return min(ratio, 1.0 / (1.0 + cfg.switch_margin) - 1e-9)
 
 
 def next_regime(state: RegimeState, ratio: float | None, decisions: int, cfg: RegimeConfig) -> RegimeState:

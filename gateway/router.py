@@ -23,6 +23,7 @@ from gateway.protocol import RequestView
 from gateway.regime import (
     MixSample,
     RegimeState,
+    capped_ratio,
     follow_fleet,
     lull,
     mix_costs,
@@ -198,7 +199,7 @@ class Router:
     def _update_regime(self, group: str, n: int, extra: _Recent | None) -> None:
         before = after = self.regimes[group]
         if extra is not None or n % REGIME_EVERY == 0:
-            ratio = self._mix_ratio(group, extra)
+            ratio = capped_ratio(self._mix_ratio(group, extra), self._mean_load(group), self.regime_config)
             after = next_regime(before, ratio, n, self.regime_config)
             after = follow_fleet(after, ratio, self._carried_by_others(group), n, self.settings.regime_follow_band)
         if after.pending is not None:
@@ -237,6 +238,10 @@ class Router:
         return mix_ratio(samples, {role: lrn.step_model(role) for role in ROLES},
                          {role: lrn.prefill_s_per_token(role) for role in ROLES},
                          self.regime_config.externality_weight)
+
+    def _mean_load(self, group: str) -> float:
+        loads = [r.load for r in self.recent[group]]
+        return sum(loads) / len(loads) if loads else 0.0
 
     def _load_of_role(self, group: str, role: Role) -> float:
         now = time.monotonic()

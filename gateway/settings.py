@@ -74,6 +74,7 @@ class Settings(BaseSettings):
     regime_exception_load: float = Field(2.0, ge=0.0, description="shared GPU: while it runs at most this many requests, a request may go to the server the regime keeps idle, when predicted `SPECGATE_REGIME_EXCEPTION_MARGIN` cheaper there (a light GPU is not sticky: e.g. greedy requests to the n-gram server, sampled ones to the baseline)")
     regime_exception_margin: float = Field(0.2, ge=0.0, description="shared GPU: how much cheaper (relative) the other server must be predicted for a request to leave the regime on a light GPU (an idle GPU asks only `SPECGATE_MARGIN`)")
     regime_exception_arrivals: float = Field(0.2, ge=0.0, description="shared GPU: a request leaves the regime (idle or light GPU) only when at most this many of the group's requests are expected to arrive while it runs (its predicted duration x the group's recent arrival rate): they would time-share the GPU with it")
+    regime_speculation_max_load: float = Field(24.0, ge=0.0, description="shared GPU: no speculative regime while the GPU's recent mean load (requests running + waiting at each decision) is above this: the batch is already large, and the step models are least reliable there (like vLLM V0's --speculative-disable-by-batch-size; n-gram paid up to c = 16 on the H200)")
     regime_window_requests: int = Field(64, ge=1, description="shared GPU: recent requests whose mix decides the regime")
     thompson_sampling: bool = Field(True, description="fleet: sample a class's acceptance from its posterior when choosing a speculative server with its own GPU")
     warmup_requests: int = Field(3, ge=0, description="a backend's first requests after it (re)starts do not teach the timing models")
@@ -221,7 +222,8 @@ class Settings(BaseSettings):
 
     def regime_config(self) -> RegimeConfig:
         return RegimeConfig(self.regime_switch_margin, self.regime_min_dwell_requests, self.externality_weight,
-                            self.regime_decisive_margin, self.regime_lull_load, self.regime_max_defer_requests)
+                            self.regime_decisive_margin, self.regime_lull_load, self.regime_max_defer_requests,
+                            self.regime_speculation_max_load)
 
     def client_keys(self) -> list[bytes]:
         """API keys from `api_keys` and `api_keys_file` (one per line, '#' comments)."""

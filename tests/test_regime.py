@@ -11,14 +11,14 @@ from gateway.costmodel import Role, StepModel
 from gateway.learner import Learner
 from gateway.metrics import Metrics
 from gateway.protocol import RequestView, request_view
-from gateway.regime import MixSample, RegimeConfig, RegimeState, lull, mix_ratio, next_regime, settle
+from gateway.regime import MixSample, RegimeConfig, RegimeState, capped_ratio, lull, mix_ratio, next_regime, settle
 from gateway.router import Router, learner_config
 from gateway.settings import Settings
 
 MODELS: dict[Role, StepModel] = {"baseline": StepModel(0.005, 0.00004), "speculative": StepModel(0.0075, 0.00015)}
 PREFILL: dict[Role, float] = {"baseline": 4e-5, "speculative": 4e-5}
 CFG = RegimeConfig(switch_margin=0.05, min_dwell=8, externality_weight=1.0, decisive_margin=0.5, lull_load=1.0,
-                   max_defer=32)
+                   max_defer=32, speculation_max_load=24.0)
 
 
 def step(s: RegimeState, ratio: float, n: int, carrier_load: float = 0.0) -> RegimeState:
@@ -140,3 +140,15 @@ def test_requests_arriving_fast_fade_the_optimism_too() -> None:
     for i in range(4):  # microseconds apart: thousands of requests per second
         router.route(_json_request(), f"r{i}")
         assert router.regimes["pair-0"].role == "baseline"
+
+
+def test_a_large_batch_never_asks_for_speculation() -> None:
+    """Seen on mixed-high (30-40 requests running): the step fits drifted and the mix read 1.5x for speculation;
+    the regime went speculative and cost 1.9x all-baseline. Above the load cap the ratio cannot ask for it."""
+    assert capped_ratio(1.5, 10.0, CFG) == 1.5
+    high = capped_ratio(1.5, 40.0, CFG)
+    assert high is not None and high < 1.0 / (1.0 + CFG.switch_margin)
+    assert next_regime(RegimeState(), high, 100, CFG).pending is None  # baseline stays
+    leaving = next_regime(RegimeState("speculative", 0), high, 100, CFG)
+    assert leaving.pending == "baseline"  # and a speculative regime is asked to leave
+    assert capped_ratio(None, 40.0, CFG) is None

@@ -145,7 +145,7 @@ def test_requests_arriving_fast_fade_the_optimism_too() -> None:
 def test_a_large_batch_never_asks_for_speculation() -> None:
     """Seen on mixed-high (30-40 requests running): the step fits drifted and the mix read 1.5x for speculation;
     the regime went speculative and cost 1.9x all-baseline. Above the load cap the ratio cannot ask for it."""
-    assert capped_ratio(1.5, 10.0, CFG) == 1.5
+    assert capped_ratio(1.5, 10.0, CFG) == 1.5  # CFG caps at 24
     high = capped_ratio(1.5, 40.0, CFG)
     assert high is not None and high < 1.0 / (1.0 + CFG.switch_margin)
     assert next_regime(RegimeState(), high, 100, CFG).pending is None  # baseline stays

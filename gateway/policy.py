@@ -48,7 +48,7 @@ class AdaptiveConfig:
     explore_unmeasured_max_regret: float
     explore_unmeasured_rate: float
     externality_weight: float
-    thompson: bool = True  # sample the acceptance of backends with a GPU of their own from its posterior
+    thompson: bool  # sample the acceptance of backends with a GPU of their own from its posterior
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from gateway.costmodel import CoRunner, Role, StepModel, step_s
 from gateway.learner import Learner, Observation, acceptance_rate
-from gateway.router import learner_config
 from gateway.settings import Settings
 from gateway.vllm_metrics import parse_load, parse_vllm_metrics, spec_delta
 
@@ -22,7 +21,7 @@ OTHER: dict[Role, Role] = {"baseline": "speculative", "speculative": "baseline"}
 
 
 def learner(**kw: float) -> Learner:
-    base = dataclasses.replace(learner_config(Settings()), priors=PRIORS, prior_tokens_per_step=2.0)
+    base = dataclasses.replace(Settings().learner_config(), priors=PRIORS, prior_tokens_per_step=2.0)
     return Learner(dataclasses.replace(base, **kw))  # type: ignore[arg-type]
 
 

@@ -10,13 +10,12 @@ from conftest import fast_settings, start_gateway
 
 from gateway import persist
 from gateway.learner import Learner, Observation, export_state, import_state
-from gateway.router import learner_config
 from gateway.settings import Settings
 from gateway.state import AppState
 
 
 def taught() -> Learner:
-    lrn = Learner(learner_config(Settings()))
+    lrn = Learner(Settings().learner_config())
     for _ in range(40):
         lrn.observe(Observation("speculative", "structured", "greedy", 300, 200, 60, 0.03, 0.5, 2.0))
         lrn.observe(Observation("baseline", "creative", "high", 300, 150, None, 0.03, 0.8, 3.0, max_tokens=200))
@@ -25,14 +24,14 @@ def taught() -> Learner:
 
 def test_round_trip_keeps_the_estimates_with_capped_weight() -> None:
     source = taught()
-    copy = Learner(learner_config(Settings()))
+    copy = Learner(Settings().learner_config())
     import_state(copy, json.loads(json.dumps(export_state(source))), max_weight=1e9)
     assert copy.tokens_per_step("structured", "greedy") == pytest.approx(source.tokens_per_step("structured",
                                                                                                 "greedy"), rel=0.02)
     assert copy.output_tokens("creative", "high", 200, True) == pytest.approx(
         source.output_tokens("creative", "high", 200, True), rel=0.05)
     assert copy.step_model("speculative") == pytest.approx(source.step_model("speculative"))
-    capped = Learner(learner_config(Settings()))
+    capped = Learner(Settings().learner_config())
     import_state(capped, export_state(source), max_weight=2.0)
     assert capped.tokens_per_step_posterior("structured", "greedy")[1] > \
         source.tokens_per_step_posterior("structured", "greedy")[1]  # capped weight: less certain here
@@ -48,7 +47,7 @@ def test_round_trip_keeps_the_estimates_with_capped_weight() -> None:
 def test_unusable_state_files_are_ignored(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "state.json"
     path.write_bytes(content)
-    lrn = Learner(learner_config(Settings()))
+    lrn = Learner(Settings().learner_config())
     before = export_state(lrn)
     assert not persist.load_file(path, lrn, 10.0)
     assert export_state(lrn) == before

@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import features, step_models
 
-from gateway.classify import CLASSES, ClassifierConfig, classify, temperature_bucket
+from gateway.classify import CLASSES, classify, temperature_bucket
 from gateway.classify import features as extract
 from gateway.costmodel import CoRunner, RequestShape, Role, StepModel, predict
 from gateway.policy import (
@@ -25,7 +25,7 @@ from gateway.policy import (
 from gateway.protocol import CHAT, COMPLETIONS, request_view
 from gateway.settings import Settings
 
-CFG = ClassifierConfig()
+CFG = Settings().classifier_config()
 RULES = Settings().rules_config()
 ADAPTIVE = dataclasses.replace(Settings().adaptive_config(), explore_rate=0.0, explore_unmeasured_rate=0.0)
 BASE = StepModel(0.005, 0.00004)

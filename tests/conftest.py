@@ -17,9 +17,8 @@ from prometheus_client import CollectorRegistry
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fakes import FakeBackend
-
 from gateway.app import create_app
+from gateway.bench.kit.fake_vllm import FakeBackend
 from gateway.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -15,8 +15,8 @@ from typing import Any
 
 import aiohttp
 import pytest
-from fakes import FakeBackend, FakeProcess
 
+from gateway.bench.kit.fake_vllm import FakeBackend, FakeProcess
 from gateway.state import AppState
 
 CHAT = "/v1/chat/completions"

@@ -9,7 +9,8 @@ import aiohttp
 import openai
 import pytest
 from conftest import RunningGateway
-from fakes import FakeBackend
+
+from gateway.bench.kit.fake_vllm import FakeBackend
 
 pytestmark = pytest.mark.asyncio
 

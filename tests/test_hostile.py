@@ -23,10 +23,10 @@ import orjson
 import pytest
 from aiohttp import web
 from conftest import RunningGateway, fast_settings, until
-from fakes import FakeBackend
 from test_shutdown import serve as serve_process
 
 from gateway.app import create_app
+from gateway.bench.kit.fake_vllm import FakeBackend
 from gateway.protocol import CHAT, request_view
 from gateway.server import GuardedSite, JsonLineFormatter, make_runner
 from gateway.settings import Settings

@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -26,10 +25,11 @@ import aiohttp
 import pytest
 import yaml
 from conftest import start_gateway
-from fakes import FakeBackend
 from openai import APIStatusError, AsyncOpenAI
 from test_dashboards import load_build
 
+from gateway.bench.kit.fake_vllm import FakeBackend
+from gateway.bench.kit.procs import free_port
 from gateway.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,12 +45,6 @@ def require_prometheus() -> str:
             pytest.fail(reason)
         pytest.skip(reason)
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def hostport(url: str) -> str:

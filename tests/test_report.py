@@ -13,7 +13,7 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry
 
 from gateway.app import create_app
-from gateway.bench.procs import wait_ready
+from gateway.bench.kit.procs import wait_ready
 from gateway.bench.report import main as report_main
 from gateway.bench.report import second_server_memory
 from gateway.bench.report_data import from_results, pays_at, threshold

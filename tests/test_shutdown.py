@@ -7,7 +7,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -16,16 +15,12 @@ from typing import Any
 
 import aiohttp
 import pytest
-from fakes import FakeBackend
+
+from gateway.bench.kit.fake_vllm import FakeBackend
+from gateway.bench.kit.procs import free_port
 
 CHAT = "/v1/chat/completions"
 BODY = {"model": "fake-model", "messages": [{"role": "user", "content": "hi"}], "stream": True}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.asynccontextmanager

@@ -6,19 +6,14 @@ import asyncio
 import os
 import re
 import signal
-import socket
 import sys
 
 import aiohttp
 import pytest
 
+from gateway.bench.kit.procs import free_port
+
 pytestmark = pytest.mark.asyncio
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def test_two_workers_share_a_port_and_merge_metrics(fakes, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -26,7 +26,6 @@ import os
 import platform
 import random
 import signal
-import socket
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -38,6 +37,8 @@ import aiohttp
 import orjson
 import psutil
 from aiohttp import web
+
+from gateway.bench.kit.procs import free_port
 
 RESULTS = Path(__file__).parent / "results"
 CHAT = "/v1/chat/completions"
@@ -157,12 +158,6 @@ async def serve_backend() -> None:
 
 
 # ------------------------------------------------------------------------------------------ processes
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 class Backend:
     def __init__(self) -> None:

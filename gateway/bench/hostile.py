@@ -27,7 +27,7 @@ import orjson
 import psutil
 
 from gateway.bench.faults import complete_answer
-from gateway.bench.procs import free_port, gateway_process, stop_process, wait_ready
+from gateway.bench.kit.procs import free_port, gateway_process, stop_process, wait_ready
 
 CHAT = "/v1/chat/completions"
 MODEL = "specgate-emu"

@@ -18,8 +18,8 @@ from typing import Any
 from gateway.bench.balancer import gateway_fleet
 from gateway.bench.client import Measured, replay
 from gateway.bench.fleet_run import rolling_restart, true_load_trace
+from gateway.bench.kit.procs import fetch_text
 from gateway.bench.oracle import write_oracle
-from gateway.bench.procs import fetch_text
 from gateway.bench.summary import group_summaries, prediction_errors, summarize
 from gateway.classify import temperature_bucket
 from gateway.workloads.items import WorkloadItem

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from gateway.bench.cli import bench_main
+from gateway.bench.kit.stats import percentile
 from gateway.bench.oracle import oracle_entries
 from gateway.bench.run import scaled_priors
-from gateway.bench.summary import percentile, prediction_errors, summarize
+from gateway.bench.summary import prediction_errors, summarize
 from gateway.workloads.generate import Arrival, generate
 from gateway.workloads.items import WorkloadItem, write_workload
 
@@ -110,3 +111,11 @@ def test_priors_scale_with_time() -> None:
     env = scaled_priors(0.5)
     assert float(env["SPECGATE_PRIOR_STEP_S"]) == pytest.approx(0.0025)
     assert all(k.startswith("SPECGATE_PRIOR_") for k in env)
+
+
+def test_percentile_methods_are_named() -> None:
+    values = [4.0, 1.0, 3.0, 2.0]
+    assert percentile(values, 50, "linear") == pytest.approx(2.5)
+    assert percentile(values, 50, "nearest_rank") == 2.0
+    assert percentile(values, 50, "floor_index") == 3.0
+    assert percentile(values, 99, "floor_index") == 4.0

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +16,7 @@ import aiohttp
 import pytest
 
 from gateway.bench.kit.fake_vllm import FakeBackend, FakeProcess
+from gateway.bench.kit.metrics import metric_sum as metric
 from gateway.state import AppState
 
 CHAT = "/v1/chat/completions"
@@ -26,19 +26,6 @@ ABORT_BUDGET_S = 0.2
 
 def body(stream: bool = False, **extra: Any) -> dict[str, Any]:
     return {**BODY, "stream": stream, **extra}
-
-
-def metric(text: str, name: str, **labels: str) -> float:
-    """Sum of the samples of `name` whose labels include `labels`."""
-    total = 0.0
-    for line in text.splitlines():
-        if not line.startswith(name + "{") and not line.startswith(name + " "):
-            continue
-        head, value = line.rsplit(" ", 1)
-        found = dict(re.findall(r'(\w+)="([^"]*)"', head))
-        if all(found.get(k) == v for k, v in labels.items()):
-            total += float(value)
-    return total
 
 
 async def get_text(url: str) -> tuple[int, str]:

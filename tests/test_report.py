@@ -13,11 +13,12 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry
 
 from gateway.app import create_app
+from gateway.bench.kit.metrics import parse_text
 from gateway.bench.kit.procs import wait_ready
 from gateway.bench.report import main as report_main
 from gateway.bench.report import second_server_memory
 from gateway.bench.report_data import from_results, pays_at, threshold
-from gateway.bench.report_metrics import from_samples, histogram_quantile, parse_text, prometheus_report
+from gateway.bench.report_metrics import from_samples, histogram_quantile, prometheus_report
 from gateway.bench.report_render import html_page, verdict_lines
 from gateway.emulator import EmulatedPair
 from gateway.settings import Settings

@@ -38,7 +38,8 @@ import orjson
 import psutil
 from aiohttp import web
 
-from gateway.bench.kit.procs import free_port
+from gateway.bench.kit.metrics import scrape_sum
+from gateway.bench.kit.procs import free_port, wait_ready
 
 RESULTS = Path(__file__).parent / "results"
 CHAT = "/v1/chat/completions"
@@ -205,15 +206,7 @@ async def system(log_dir: Path, name: str) -> AsyncIterator[tuple[Backend, Backe
     gw = await asyncio.create_subprocess_exec(sys.executable, "-m", "gateway", "serve", env=env, stdout=log,
                                               stderr=log, start_new_session=True)
     try:
-        async with aiohttp.ClientSession() as s:
-            for _ in range(600):
-                if gw.returncode is not None:
-                    raise RuntimeError(f"gateway exited {gw.returncode}; see {log.name}")
-                with contextlib.suppress(aiohttp.ClientError, OSError):
-                    async with s.get(url + "/ready") as r:
-                        if r.status == 200:
-                            break
-                await asyncio.sleep(0.05)
+        await wait_ready(url, 30.0, gw)
         yield base, spec, url, psutil.Process(gw.pid)
     finally:
         if gw.returncode is None:
@@ -318,13 +311,6 @@ async def closed_loop(url: str, seconds: float, concurrency: int, tally: Tally, 
         await asyncio.gather(*(client() for _ in range(concurrency)))
 
 
-async def metric_sum(url: str, name: str) -> float:
-    async with aiohttp.ClientSession() as s, s.get(url + "/metrics") as r:
-        text = await r.text()
-    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-               if line.startswith(name + "{") or line.startswith(name + " "))
-
-
 # ------------------------------------------------------------------------------------------ scenarios
 
 SCENARIOS: dict[str, str] = {
@@ -355,8 +341,8 @@ async def run_scenario(name: str, seconds: float, concurrency: int, log_dir: Pat
             await base.call(ctl, mode=mode[name])
         await load
         await asyncio.sleep(0.5)
-        extra["gateway_failovers_total"] = await metric_sum(url, "specgate_failovers_total")
-        extra["gateway_ejections_total"] = await metric_sum(url, "specgate_backend_ejections_total")
+        extra["gateway_failovers_total"] = await scrape_sum(url, "specgate_failovers_total")
+        extra["gateway_ejections_total"] = await scrape_sum(url, "specgate_backend_ejections_total")
         if name == "client_disconnects":
             stats = await base.call(ctl)
             extra["backend_saw_aborts"] = len(stats["aborts"])
@@ -426,7 +412,7 @@ async def soak(seconds: float, concurrency: int, log_dir: Path) -> dict[str, Any
         await asyncio.sleep(3.0)  # let closed connections and cancelled requests settle
         after = _sample(gw)
         samples.append(after)
-        failovers = await metric_sum(url, "specgate_failovers_total")
+        failovers = await scrape_sum(url, "specgate_failovers_total")
     return {"seconds": seconds, "concurrency": concurrency, "client_leave_share": 0.1, **asdict(tally),
             "requests_per_s": round(tally.sent / seconds, 1), "gateway_failovers_total": failovers,
             "before": before, "after": after, "rss_growth_mb": round(after["rss_mb"] - before["rss_mb"], 2),

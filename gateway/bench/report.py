@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from gateway.bench.display import make_console
+from gateway.bench.kit.metrics import parse_text
 from gateway.bench.report_data import ReportData, from_results
-from gateway.bench.report_metrics import from_samples, parse_text, prometheus_report
+from gateway.bench.report_metrics import from_samples, prometheus_report
 from gateway.bench.report_render import html_page, print_report
 
 GIB = 1024.0**3

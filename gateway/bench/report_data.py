@@ -12,7 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.bench.summary import ok, percentile
+from gateway.bench.kit.stats import percentile
+from gateway.bench.summary import ok
 from gateway.bench.verdict import class_rows, gateway_policy
 
 LOAD_BINS = (0, 2, 4, 8, 16, 32, 64, 128)

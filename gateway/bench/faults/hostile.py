@@ -26,7 +26,7 @@ import aiohttp
 import orjson
 import psutil
 
-from gateway.bench.faults import complete_answer
+from gateway.bench.faults.backend import complete_answer
 from gateway.bench.kit.procs import free_port, gateway_process, stop_process, wait_ready
 from gateway.bench.kit.stats import percentile
 

@@ -1,4 +1,4 @@
-"""Two gateway processes behind a real haproxy in front of the emulated pair (gateway/bench/balancer.py)."""
+"""Two gateway processes behind a real haproxy in front of the emulated pair (gateway/bench/fleet/balancer.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from conftest import require_binary, until
 from openai import AsyncOpenAI
 
-from gateway.bench.balancer import Fleet, gateway_fleet, haproxy_config
+from gateway.bench.fleet.balancer import Fleet, gateway_fleet, haproxy_config
 from gateway.emulator import EmulatedPair
 
 MODEL = "specgate-emu"
@@ -102,7 +102,7 @@ def test_bench_with_two_gateways_and_a_rolling_restart(tmp_path: Path) -> None:
     require_binary("haproxy")
     from test_bench import _tiny_workload
 
-    from gateway.bench.cli import bench_main
+    from gateway.bench.replay.cli import bench_main
 
     workload = tmp_path / "tiny.jsonl"
     items = _tiny_workload(workload)

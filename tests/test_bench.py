@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from gateway.bench.cli import bench_main
 from gateway.bench.kit.stats import percentile
-from gateway.bench.oracle import oracle_entries
-from gateway.bench.run import scaled_priors
-from gateway.bench.summary import prediction_errors, summarize
+from gateway.bench.replay.cli import bench_main
+from gateway.bench.replay.oracle import oracle_entries
+from gateway.bench.replay.run import scaled_priors
+from gateway.bench.replay.summary import prediction_errors, summarize
 from gateway.workloads.generate import Arrival, generate
 from gateway.workloads.items import WorkloadItem, write_workload
 

@@ -1,4 +1,4 @@
-"""gateway/bench/replica_summary.py on hand-made result files: ratios to one replica, shares, restart windows."""
+"""gateway/bench/fleet/replica_summary.py on hand-made result files: ratios to one replica, shares, restart windows."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gateway.bench.replica_summary import markdown, summarize
+from gateway.bench.fleet.replica_summary import markdown, summarize
 
 
 def _doc(e2e: float, n_spec: int, restarts: list[dict[str, float]] | None = None, n: int = 300) -> dict[str, Any]:

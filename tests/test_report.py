@@ -15,11 +15,11 @@ from prometheus_client import CollectorRegistry
 from gateway.app import create_app
 from gateway.bench.kit.metrics import parse_text
 from gateway.bench.kit.procs import wait_ready
-from gateway.bench.report import main as report_main
-from gateway.bench.report import second_server_memory
-from gateway.bench.report_data import from_results, pays_at, threshold
-from gateway.bench.report_metrics import from_samples, histogram_quantile, prometheus_report
-from gateway.bench.report_render import html_page, verdict_lines
+from gateway.bench.report.cli import main as report_main
+from gateway.bench.report.cli import second_server_memory
+from gateway.bench.report.data import from_results, pays_at, threshold
+from gateway.bench.report.metrics import from_samples, histogram_quantile, prometheus_report
+from gateway.bench.report.render import html_page, verdict_lines
 from gateway.emulator import EmulatedPair
 from gateway.settings import Settings
 from gateway.workloads.generate import Arrival, generate
@@ -34,7 +34,7 @@ def _request(rid: str, cls: str, backend: str, e2e: float, tokens: int, steps: i
 def _doc(load: int, spec_factor: dict[str, float]) -> dict[str, Any]:
     """A results document: baseline, speculative and adaptive over the same 40 requests."""
     policies: dict[str, Any] = {}
-    from gateway.bench.run import policy_result
+    from gateway.bench.replay.run import policy_result
 
     for policy in ("baseline", "speculative", "adaptive"):
         records = []

@@ -14,7 +14,7 @@ from typing import Any
 
 from gateway.bench.kit.metrics import Sample
 from gateway.bench.kit.metrics import sample_sum as _sum
-from gateway.bench.report_data import LOAD_BINS, ClassRow, LoadCurve, ReportData, threshold
+from gateway.bench.report.data import LOAD_BINS, ClassRow, LoadCurve, ReportData, threshold
 
 ROLES = ("baseline", "speculative")
 

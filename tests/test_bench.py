@@ -9,32 +9,21 @@ from pathlib import Path
 import pytest
 
 from gateway.bench.kit.stats import percentile
+from gateway.bench.kit.workload import tiny_workload
 from gateway.bench.replay.cli import bench_main
 from gateway.bench.replay.oracle import oracle_entries
 from gateway.bench.replay.run import scaled_priors
 from gateway.bench.replay.summary import prediction_errors, summarize
 from gateway.workloads.generate import Arrival, generate
-from gateway.workloads.items import WorkloadItem, write_workload
 
 SUMMARY_KEYS = {"requests", "errors", "mean_e2e_s", "p50_e2e_s", "p90_e2e_s", "p99_e2e_s", "mean_ttft_s",
                 "p90_ttft_s", "output_tokens_per_s", "routed"}
 REQUEST_KEYS = {"id", "backend", "class", "ttft_s", "e2e_s", "completion_tokens", "engine_steps", "status"}
 
 
-def _tiny_workload(path: Path) -> list[WorkloadItem]:
-    items = generate(8, "sql=1,code_edit=1,creative=1,chat=1", Arrival(rate=8.0), seed=4)
-    small = []
-    for item in items:  # keep the replay short: small outputs
-        ref = item.reference[:300] if item.reference else None
-        body = {**item.body, "max_tokens": 96}
-        small.append(WorkloadItem(item.id, item.t, item.endpoint, body, ref, item.kind))
-    write_workload(small, path)
-    return small
-
-
 def test_bench_smoke_results_shape(tmp_path: Path) -> None:
     workload = tmp_path / "tiny.jsonl"
-    items = _tiny_workload(workload)
+    items = tiny_workload(workload)
     out, plot = tmp_path / "results.json", tmp_path / "plot.png"
     rc = bench_main(["--workload", str(workload), "--policies", "baseline,speculative,clairvoyant", "--out", str(out),
                      "--time-scale", "0.25", "--profile", "h200-ngram", "--plot", str(plot),

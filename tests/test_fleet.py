@@ -7,8 +7,8 @@ import time
 
 import aiohttp
 import pytest
-from conftest import RunningGateway, fast_settings, start_gateway, until
 
+from gateway.bench.kit.inproc import RunningGateway, fast_settings, start_gateway, until
 from gateway.emulator import EmulatedFleet, parse_layout
 from gateway.settings import BackendSpec, Settings, parse_backend
 from gateway.state import AppState

@@ -8,9 +8,9 @@ import time
 import aiohttp
 import openai
 import pytest
-from conftest import RunningGateway
 
 from gateway.bench.kit.fake_vllm import FakeBackend
+from gateway.bench.kit.inproc import RunningGateway
 
 pytestmark = pytest.mark.asyncio
 

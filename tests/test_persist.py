@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import fast_settings, start_gateway
 
 from gateway import persist
+from gateway.bench.kit.inproc import fast_settings, start_gateway
 from gateway.learner import Learner, Observation, export_state, import_state
 from gateway.settings import Settings
 from gateway.state import AppState

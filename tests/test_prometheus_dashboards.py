@@ -19,16 +19,16 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import aiohttp
 import pytest
 import yaml
-from conftest import start_gateway
 from openai import APIStatusError, AsyncOpenAI
-from test_dashboards import load_build
 
 from gateway.bench.kit.fake_vllm import FakeBackend
+from gateway.bench.kit.inproc import start_gateway
 from gateway.bench.kit.procs import free_port
 from gateway.settings import Settings
 
@@ -150,11 +150,12 @@ async def query(session: aiohttp.ClientSession, prom: str, expr: str) -> list[di
     return result
 
 
-async def test_every_dashboard_expression_returns_data_on_real_prometheus(tmp_path: Path) -> None:
+async def test_every_dashboard_expression_returns_data_on_real_prometheus(
+        tmp_path: Path, dashboard_build: ModuleType) -> None:
     from gateway.emulator import EmulatedPair
 
     binary = require_prometheus()
-    build = load_build()
+    build = dashboard_build
     targets = build.dashboard_targets(json.loads((ROOT / "dashboards" / "specgate.json").read_text()))
     failing_spec = FakeBackend(mode="status", status=503, spec=True)
     await failing_spec.start()

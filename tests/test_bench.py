@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,6 +88,7 @@ def test_percentiles_and_summary() -> None:
 
 
 def test_prediction_errors_from_log_lines() -> None:
+    lines: list[dict[str, Any]]
     lines = [{"event": "request", "reason": "predicted_faster", "predicted_s": 1.1, "observed_s": 1.0, "status": "200"},
              {"event": "request", "reason": "explore", "predicted_s": 0.5, "observed_s": 1.0, "status": "200"},
              {"event": "listening"}]

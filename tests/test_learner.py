@@ -68,7 +68,7 @@ def test_forgetting_tracks_a_change() -> None:
 def test_step_models_and_interference_fit_load_dependence() -> None:
     lrn = learner(forgetting=0.99)
     rng = random.Random(2)
-    true = {"baseline": StepModel(0.004, 0.0001), "speculative": StepModel(0.009, 0.0004)}
+    true: dict[Role, StepModel] = {"baseline": StepModel(0.004, 0.0001), "speculative": StepModel(0.009, 0.0004)}
     kappa: dict[Role, float] = {"baseline": 0.25, "speculative": 0.9}
     for _ in range(1500):
         role: Role = rng.choice(["baseline", "speculative"])
@@ -193,7 +193,7 @@ def test_a_role_never_measured_under_load_borrows_the_measured_roles_growth() ->
 
 def test_two_measured_roles_keep_their_own_growth() -> None:
     lrn = learner(forgetting=0.99)
-    true = {"baseline": StepModel(0.004, 0.0001), "speculative": StepModel(0.009, 0.0004)}
+    true: dict[Role, StepModel] = {"baseline": StepModel(0.004, 0.0001), "speculative": StepModel(0.009, 0.0004)}
     for i in range(600):
         role: Role = "baseline" if i % 2 else "speculative"
         load = 1 + (i // 2) % 24

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from gateway import persist
+from gateway.bench.kit.fake_vllm import FakePair
 from gateway.bench.kit.inproc import fast_settings, start_gateway
 from gateway.learner import Learner, Observation, export_state, import_state
 from gateway.settings import Settings
@@ -55,8 +56,8 @@ def test_unusable_state_files_are_ignored(tmp_path: Path, content: bytes) -> Non
 
 
 @pytest.mark.asyncio
-async def test_state_is_saved_on_shutdown_and_restored_at_start(tmp_path: Path, fakes: object) -> None:
-    base, spec = fakes  # type: ignore[misc]
+async def test_state_is_saved_on_shutdown_and_restored_at_start(tmp_path: Path, fakes: FakePair) -> None:
+    base, spec = fakes
     path = tmp_path / "state" / "learner.json"
     (tmp_path / "state").mkdir()
     path.write_text("garbage")  # a corrupt file never stops the start
@@ -76,8 +77,8 @@ async def test_state_is_saved_on_shutdown_and_restored_at_start(tmp_path: Path, 
 
 
 @pytest.mark.asyncio
-async def test_a_new_replica_warm_starts_from_a_peer_with_the_admin_key(fakes: object) -> None:
-    base, spec = fakes  # type: ignore[misc]
+async def test_a_new_replica_warm_starts_from_a_peer_with_the_admin_key(fakes: FakePair) -> None:
+    base, spec = fakes
     common = dict(baseline_urls=[base.url], speculative_urls=[spec.url], admin_api_key="adm")
     peer = await start_gateway(fast_settings(**common))
     source = taught()
@@ -100,10 +101,10 @@ async def test_a_new_replica_warm_starts_from_a_peer_with_the_admin_key(fakes: o
 
 
 @pytest.mark.asyncio
-async def test_a_new_replica_joins_the_peer_s_regime(fakes: object) -> None:
+async def test_a_new_replica_joins_the_peer_s_regime(fakes: FakePair) -> None:
     """On one GPU a replica that starts at baseline while the others carry the GPU on the speculative server makes
     the two servers alternate: a warm start carries each shared GPU's regime too."""
-    base, spec = fakes  # type: ignore[misc]
+    base, spec = fakes
     common = dict(baseline_urls=[base.url], speculative_urls=[spec.url], admin_api_key="adm")
     peer = await start_gateway(fast_settings(**common))
     peer.app[AppState.key].router.import_regimes({"pair-0": "speculative"})

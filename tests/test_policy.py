@@ -162,7 +162,8 @@ def test_fleet_picks_the_least_loaded_of_a_role_and_the_cheapest_backend() -> No
              Candidate("speculative-1", "speculative", "g2", 2), Candidate("baseline-1", "baseline", "g3", 5))
     d = decide("adaptive", dataclasses.replace(inp, candidates=cands), RULES, ADAPTIVE)
     assert d is not None and d.backend == "speculative-1" and d.role == "speculative"
-    slow = dataclasses.replace(est, tokens_per_step=1.0)  # type: ignore[arg-type]
+    assert est is not None
+    slow = dataclasses.replace(est, tokens_per_step=1.0)
     d = decide("adaptive", dataclasses.replace(inp, candidates=cands, estimates=slow), RULES, ADAPTIVE)
     assert d is not None and d.backend == "baseline-0"
 

@@ -122,11 +122,11 @@ def requests(model: str) -> list[tuple[str, dict[str, Any]]]:
 async def one(client: AsyncOpenAI, endpoint: str, kwargs: dict[str, Any], stream: bool) -> None:
     api = client.chat.completions if endpoint == "chat" else client.completions
     if stream:
-        s = await api.create(stream=True, stream_options={"include_usage": True}, **kwargs)  # type: ignore[call-overload]
+        s = await api.create(stream=True, stream_options={"include_usage": True}, **kwargs)
         async for _ in s:
             pass
     else:
-        await api.create(**kwargs)  # type: ignore[call-overload]
+        await api.create(**kwargs)
 
 
 async def drive(client: AsyncOpenAI, model: str, waves: int, pause_s: float) -> None:

@@ -174,6 +174,7 @@ async def test_report_from_prometheus_api() -> None:
     async def query_range(request: web.Request) -> web.Response:
         q = request.query["query"]
         if q.startswith("sum(specgate_inflight"):
+            series: list[dict[str, Any]]
             series = [{"metric": {}, "values": [[t, str(v)] for t, v in ((1, 1), (2, 6), (3, 20))]}]
         else:
             series = [{"metric": {"role": "baseline"}, "values": [[1, "0.005"], [2, "0.005"], [3, "0.006"]]},

@@ -37,6 +37,7 @@ async def read_rest(r: aiohttp.ClientResponse) -> tuple[bytes, bool]:
     return got, False
 
 
+@pytest.mark.wallclock
 async def test_sigterm_drains_inflight_stream_and_exits_0(fakes: tuple[FakeBackend, FakeBackend],
                                                           tmp_path: Path) -> None:
     base, spec = fakes
@@ -73,6 +74,7 @@ async def test_sigterm_drains_inflight_stream_and_exits_0(fakes: tuple[FakeBacke
     assert base.calls == 1  # the refused request never reached a backend
 
 
+@pytest.mark.wallclock
 async def test_drain_timeout_shorter_than_stream_aborts_upstream(fakes: tuple[FakeBackend, FakeBackend],
                                                                  tmp_path: Path) -> None:
     base, spec = fakes
@@ -99,6 +101,7 @@ async def test_drain_timeout_shorter_than_stream_aborts_upstream(fakes: tuple[Fa
     assert base.completed == 0
 
 
+@pytest.mark.wallclock
 async def test_sigterm_idle_exits_fast(fakes: tuple[FakeBackend, FakeBackend], tmp_path: Path) -> None:
     """Nothing in flight, an idle keep-alive client connected: exit 0 at once, not after the drain timeout."""
     base, spec = fakes

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
@@ -18,6 +18,9 @@ from gateway.settings import Settings
 class RunningGateway:
     def __init__(self, runner: web.AppRunner, url: str, app: web.Application) -> None:
         self.runner, self.url, self.app = runner, url, app
+
+
+GatewayFactory = Callable[..., Awaitable[RunningGateway]]  # the `gateway_factory` fixture: settings overrides in
 
 
 async def start_gateway(settings: Settings) -> RunningGateway:

@@ -16,7 +16,7 @@ from gateway.handlers import add_routes, make_middleware
 from gateway.learner import Learner
 from gateway.metrics import Metrics
 from gateway.proxy import Proxy
-from gateway.router import Router, learner_config
+from gateway.router import Router
 from gateway.settings import Settings, redact_url
 from gateway.state import AppState
 from gateway.upstream import create_session, url_credentials
@@ -29,7 +29,7 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     _check_upstream_auth(settings)
     disable_created_metrics()  # type: ignore[no-untyped-call]  # no dashboard uses `_created` series
     metrics = Metrics(registry)
-    learner = Learner(learner_config(settings))
+    learner = Learner(settings.learner_config())
 
     def on_spec_delta(backend: Backend, delta: SpecDelta) -> None:
         learner.observe_backend_acceptance(delta.tokens_per_step, delta.drafts)

@@ -68,10 +68,10 @@ def _sql(text: str, words: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ClassifierConfig:
-    creative_temperature: float = 0.8
-    long_prompt_tokens: int = 3000
-    chars_per_token: float = 4.0
-    default_max_tokens: int = 256
+    creative_temperature: float
+    long_prompt_tokens: int
+    chars_per_token: float
+    default_max_tokens: int
 
 
 @dataclass(frozen=True, slots=True)

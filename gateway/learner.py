@@ -67,7 +67,7 @@ class LearnerConfig:
     num_speculative_tokens: int
     prior_prefill_s_per_token: float
     slope_tie: float  # how far apart the two roles' per-request step growth may be, relative (see stepfit)
-    prior_tokens_per_step_sd: float = 1.0  # spread of the acceptance prior, in tokens per step
+    prior_tokens_per_step_sd: float  # spread of the acceptance prior, in tokens per step
 
 
 @dataclass(frozen=True, slots=True)

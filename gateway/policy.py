@@ -51,7 +51,7 @@ class AdaptiveConfig:
     exception_load: float  # shared GPU: at most this many requests on it, a request may leave the regime ...
     exception_margin: float  # ... to a server predicted this much cheaper for it
     exception_arrivals: float  # ... when at most this many of the group's requests are expected while it runs
-    thompson: bool = True  # sample the acceptance of backends with a GPU of their own from its posterior
+    thompson: bool  # sample the acceptance of backends with a GPU of their own from its posterior
 
 
 @dataclass(frozen=True, slots=True)

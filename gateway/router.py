@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gateway.backends import Backend, BackendPool
-from gateway.classify import ClassifierConfig, Features, classify, features, temperature_bucket
-from gateway.costmodel import OTHER_ROLE, ROLES, Role, StepModel
-from gateway.learner import Learner, LearnerConfig
+from gateway.classify import Features, classify, features, temperature_bucket
+from gateway.costmodel import OTHER_ROLE, ROLES, Role
+from gateway.learner import Learner
 from gateway.metrics import Metrics
 from gateway.policy import Candidate, Decision, Estimates, PolicyInput, decide
 from gateway.protocol import RequestView
@@ -61,24 +61,6 @@ class _Recent:
     load: float
 
 
-def learner_config(s: Settings) -> LearnerConfig:
-    return LearnerConfig(
-        forgetting=s.forgetting,
-        prior_weight=s.prior_weight,
-        prior_tokens_per_step=s.prior_tokens_per_step,
-        prior_output_tokens=float(s.default_max_tokens),
-        num_speculative_tokens=s.num_speculative_tokens,
-        prior_prefill_s_per_token=s.prior_prefill_s_per_token,
-        slope_tie=s.step_slope_tie,
-        prior_interference={"baseline": s.prior_interference_baseline,
-                            "speculative": s.prior_interference_speculative},
-        priors={
-            "baseline": StepModel(s.prior_step_s, s.prior_step_per_request_s),
-            "speculative": StepModel(s.prior_speculative_step_s, s.prior_speculative_step_per_request_s),
-        },
-    )
-
-
 def _rate(times: Sequence[float], now: float) -> float:
     """Requests per second over the recent decision times, counting the quiet time since the last one."""
     if len(times) < 2:
@@ -105,8 +87,7 @@ class Router:
         self.learner = learner
         self.metrics = metrics
         self.oracle = load_oracle(settings.oracle_file) if settings.policy == "clairvoyant" else {}
-        self.classifier = ClassifierConfig(settings.creative_temperature, settings.long_prompt_tokens,
-                                           settings.chars_per_token, settings.default_max_tokens)
+        self.classifier = settings.classifier_config()
         self.rules = settings.rules_config()
         self.adaptive = settings.adaptive_config()
         self.regime_config = settings.regime_config()

@@ -14,11 +14,14 @@ from typing import Annotated, Any
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from gateway.costmodel import Role
+from gateway.classify import CLASSES, ClassifierConfig
+from gateway.costmodel import Role, StepModel
+from gateway.learner import LearnerConfig
 from gateway.policy import AdaptiveConfig, PolicyName, RulesConfig
 from gateway.regime import RegimeConfig
 
 UrlList = Annotated[list[str], NoDecode]
+_LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
 KeyList = Annotated[list[SecretStr], NoDecode]
 
 
@@ -86,6 +89,7 @@ class Settings(BaseSettings):
     num_speculative_tokens: int = Field(4, ge=1, description="γ configured on the speculative server")
     prior_tokens_per_step: float = Field(1.2, description="prior mean acceptance length (tokens per speculative step); low: speculation must earn its traffic")
     prior_weight: float = Field(3.0, ge=0.0, description="prior strength, in observations")
+    prior_tokens_per_step_sd: float = Field(1.0, ge=0.0, description="spread of the acceptance prior, in tokens per step (how far an unseen class may be from its bucket)")
     prior_step_s: float = Field(0.005, description="prior baseline step time at batch 1 (s)")
     prior_speculative_step_s: float = Field(0.0075, description="prior speculative step time at batch 1 (s)")
     prior_step_per_request_s: float = Field(0.00006, description="prior baseline step-time growth per running request (s; H200, vLLM 0.26, 8B, mixed traffic: 0.066 ms)")
@@ -173,6 +177,21 @@ class Settings(BaseSettings):
             parse_backend(entry)
         return entries
 
+    @field_validator("rules_speculative_classes")
+    @classmethod
+    def _check_classes(cls, names: list[str]) -> list[str]:
+        unknown = [n for n in names if n not in CLASSES]
+        if unknown:
+            raise ValueError(f"unknown task classes {unknown}; known: {', '.join(CLASSES)}")
+        return names
+
+    @field_validator("log_level")
+    @classmethod
+    def _check_log_level(cls, level: str) -> str:
+        if level.upper() not in _LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}; known: {', '.join(_LOG_LEVELS)}")
+        return level
+
     @field_validator("hindsight_map")
     @classmethod
     def _check_hindsight(cls, entries: list[str]) -> list[str]:
@@ -204,6 +223,22 @@ class Settings(BaseSettings):
 
     def hindsight(self) -> dict[str, Role]:
         return {key: role for key, _, role in (e.partition("=") for e in self.hindsight_map)}  # type: ignore[misc]
+
+    def classifier_config(self) -> ClassifierConfig:
+        return ClassifierConfig(self.creative_temperature, self.long_prompt_tokens, self.chars_per_token,
+                                self.default_max_tokens)
+
+    def learner_config(self) -> LearnerConfig:
+        return LearnerConfig(
+            priors={"baseline": StepModel(self.prior_step_s, self.prior_step_per_request_s),
+                    "speculative": StepModel(self.prior_speculative_step_s, self.prior_speculative_step_per_request_s)},
+            prior_interference={"baseline": self.prior_interference_baseline,
+                                "speculative": self.prior_interference_speculative},
+            forgetting=self.forgetting, prior_weight=self.prior_weight,
+            prior_tokens_per_step=self.prior_tokens_per_step, prior_output_tokens=float(self.default_max_tokens),
+            num_speculative_tokens=self.num_speculative_tokens,
+            prior_prefill_s_per_token=self.prior_prefill_s_per_token, slope_tie=self.step_slope_tie,
+            prior_tokens_per_step_sd=self.prior_tokens_per_step_sd)
 
     def rules_config(self) -> RulesConfig:
         return RulesConfig(tuple(self.rules_speculative_classes), self.rules_max_temperature,

@@ -5,6 +5,9 @@ from __future__ import annotations
 import aiohttp
 import pytest
 
+from gateway.bench.kit.fake_vllm import FakePair
+from gateway.bench.kit.inproc import GatewayFactory
+
 pytestmark = pytest.mark.asyncio
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "Return JSON with the keys a and b."}],
@@ -18,7 +21,7 @@ async def send(session: aiohttp.ClientSession, url: str) -> str:
         return r.headers["x-specgate-backend"]
 
 
-async def test_routing_follows_an_acceptance_change(gateway_factory, fakes) -> None:  # type: ignore[no-untyped-def]
+async def test_routing_follows_an_acceptance_change(gateway_factory: GatewayFactory, fakes: FakePair) -> None:
     base, spec = fakes
     # 40 tokens: baseline 40 steps of 4 ms; speculative 10 steps of 6 ms at 4 tokens a step (≈2.7× faster).
     base.chunks, base.tokens_per_chunk, base.chunk_delay_s = 40, 1, 0.004
@@ -38,7 +41,8 @@ async def test_routing_follows_an_acceptance_change(gateway_factory, fakes) -> N
     assert after[-15:].count("baseline") >= 13, after
 
 
-async def test_adaptive_prefers_baseline_when_speculation_is_slow(gateway_factory, fakes) -> None:  # type: ignore[no-untyped-def]
+async def test_adaptive_prefers_baseline_when_speculation_is_slow(
+        gateway_factory: GatewayFactory, fakes: FakePair) -> None:
     base, spec = fakes
     # A draft model that costs more than it saves: 2 tokens a step at 3× the step time.
     base.chunks, base.tokens_per_chunk, base.chunk_delay_s = 30, 1, 0.003

@@ -9,7 +9,8 @@ from typing import Any
 import aiohttp
 import openai
 import pytest
-from fakes import FakeBackend
+
+from gateway.bench.kit.fake_vllm import FakeBackend
 
 CHAT = "/v1/chat/completions"
 BODY = {"model": "fake-model", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}

@@ -1,18 +1,19 @@
-"""Two gateway processes behind a real haproxy in front of the emulated pair (gateway/bench/balancer.py)."""
+"""Two gateway processes behind a real haproxy in front of the emulated pair (gateway/bench/fleet/balancer.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
 import pytest
-from conftest import require_binary, until
 from openai import AsyncOpenAI
 
-from gateway.bench.balancer import Fleet, gateway_fleet, haproxy_config
+from gateway.bench.fleet.balancer import Fleet, gateway_fleet, haproxy_config
+from gateway.bench.kit.inproc import until
 from gateway.emulator import EmulatedPair
 
 MODEL = "specgate-emu"
@@ -54,7 +55,8 @@ async def _one(client: AsyncOpenAI, i: int) -> str:
     return raw.headers["x-specgate-backend"]
 
 
-async def test_two_gateways_behind_haproxy_share_traffic_and_survive_a_rolling_restart(tmp_path: Path) -> None:
+async def test_two_gateways_behind_haproxy_share_traffic_and_survive_a_rolling_restart(
+        tmp_path: Path, require_binary: Callable[[str], str]) -> None:
     require_binary("haproxy")
     async with EmulatedPair(profile="h200-ngram", time_scale=0.05, model_name=MODEL) as pair:
         env = {"SPECGATE_BASELINE_URLS": pair.baseline_url, "SPECGATE_SPECULATIVE_URLS": pair.speculative_url,
@@ -98,14 +100,13 @@ async def test_two_gateways_behind_haproxy_share_traffic_and_survive_a_rolling_r
             await client.close()
 
 
-def test_bench_with_two_gateways_and_a_rolling_restart(tmp_path: Path) -> None:
+def test_bench_with_two_gateways_and_a_rolling_restart(tmp_path: Path, require_binary: Callable[[str], str]) -> None:
     require_binary("haproxy")
-    from test_bench import _tiny_workload
-
-    from gateway.bench.cli import bench_main
+    from gateway.bench.kit.workload import tiny_workload
+    from gateway.bench.replay.cli import bench_main
 
     workload = tmp_path / "tiny.jsonl"
-    items = _tiny_workload(workload)
+    items = tiny_workload(workload)
     out = tmp_path / "results.json"
     rc = bench_main(["--workload", str(workload), "--policies", "baseline", "--out", str(out), "--time-scale", "0.25",
                      "--gateways", "2", "--rolling-restart", "--warm", "peers", "--request-timeout", "30"])

@@ -5,35 +5,26 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from gateway.bench.cli import bench_main
-from gateway.bench.oracle import oracle_entries
-from gateway.bench.run import scaled_priors
-from gateway.bench.summary import percentile, prediction_errors, summarize
+from gateway.bench.kit.stats import percentile
+from gateway.bench.kit.workload import tiny_workload
+from gateway.bench.replay.cli import bench_main
+from gateway.bench.replay.oracle import oracle_entries
+from gateway.bench.replay.run import scaled_priors
+from gateway.bench.replay.summary import prediction_errors, summarize
 from gateway.workloads.generate import Arrival, generate
-from gateway.workloads.items import WorkloadItem, write_workload
 
 SUMMARY_KEYS = {"requests", "errors", "mean_e2e_s", "p50_e2e_s", "p90_e2e_s", "p99_e2e_s", "mean_ttft_s",
                 "p90_ttft_s", "output_tokens_per_s", "routed"}
 REQUEST_KEYS = {"id", "backend", "class", "ttft_s", "e2e_s", "completion_tokens", "engine_steps", "status"}
 
 
-def _tiny_workload(path: Path) -> list[WorkloadItem]:
-    items = generate(8, "sql=1,code_edit=1,creative=1,chat=1", Arrival(rate=8.0), seed=4)
-    small = []
-    for item in items:  # keep the replay short: small outputs
-        ref = item.reference[:300] if item.reference else None
-        body = {**item.body, "max_tokens": 96}
-        small.append(WorkloadItem(item.id, item.t, item.endpoint, body, ref, item.kind))
-    write_workload(small, path)
-    return small
-
-
 def test_bench_smoke_results_shape(tmp_path: Path) -> None:
     workload = tmp_path / "tiny.jsonl"
-    items = _tiny_workload(workload)
+    items = tiny_workload(workload)
     out, plot = tmp_path / "results.json", tmp_path / "plot.png"
     rc = bench_main(["--workload", str(workload), "--policies", "baseline,speculative,clairvoyant", "--out", str(out),
                      "--time-scale", "0.25", "--profile", "h200-ngram", "--plot", str(plot),
@@ -97,6 +88,7 @@ def test_percentiles_and_summary() -> None:
 
 
 def test_prediction_errors_from_log_lines() -> None:
+    lines: list[dict[str, Any]]
     lines = [{"event": "request", "reason": "predicted_faster", "predicted_s": 1.1, "observed_s": 1.0, "status": "200"},
              {"event": "request", "reason": "explore", "predicted_s": 0.5, "observed_s": 1.0, "status": "200"},
              {"event": "listening"}]
@@ -110,3 +102,11 @@ def test_priors_scale_with_time() -> None:
     env = scaled_priors(0.5)
     assert float(env["SPECGATE_PRIOR_STEP_S"]) == pytest.approx(0.0025)
     assert all(k.startswith("SPECGATE_PRIOR_") for k in env)
+
+
+def test_percentile_methods_are_named() -> None:
+    values = [4.0, 1.0, 3.0, 2.0]
+    assert percentile(values, 50, "linear") == pytest.approx(2.5)
+    assert percentile(values, 50, "nearest_rank") == 2.0
+    assert percentile(values, 50, "floor_index") == 3.0
+    assert percentile(values, 99, "floor_index") == 4.0

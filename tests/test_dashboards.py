@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import yaml
 from prometheus_client import CollectorRegistry
@@ -19,24 +18,13 @@ DASHBOARD = ROOT / "dashboards" / "specgate.json"
 FIXTURES = Path(__file__).parent / "fixtures"  # real vLLM 0.26.0 /metrics (copied from ../shared/fixtures)
 
 
-def load_build() -> ModuleType:
-    """dashboards/build.py is a script, not a package module: load it by path (once)."""
-    name = "specgate_dashboard_build"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "dashboards" / "build.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up while the class is built
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+def dashboard() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(DASHBOARD.read_text())
+    return data
 
 
-def dashboard() -> dict:
-    return json.loads(DASHBOARD.read_text())
-
-
-def test_committed_json_is_what_build_py_generates() -> None:
-    assert DASHBOARD.read_text() == load_build().render(), "run: .venv/bin/python dashboards/build.py"
+def test_committed_json_is_what_build_py_generates(dashboard_build: ModuleType) -> None:
+    assert DASHBOARD.read_text() == dashboard_build.render(), "run: .venv/bin/python dashboards/build.py"
 
 
 def test_dashboard_is_importable_shape() -> None:
@@ -70,8 +58,8 @@ def test_every_panel_has_targets_with_expr_and_ids_are_unique() -> None:
         assert pos["x"] >= 0 and pos["x"] + pos["w"] <= 24 and pos["h"] > 0
 
 
-def test_dashboard_covers_what_issue_5_asks_for() -> None:
-    exprs = " ".join(e for _, e in load_build().dashboard_targets(dashboard()))
+def test_dashboard_covers_what_issue_5_asks_for(dashboard_build: ModuleType) -> None:
+    exprs = " ".join(e for _, e in dashboard_build.dashboard_targets(dashboard()))
     for needle in (
         "specgate_requests_total", "specgate_decisions_total", "specgate_learned_tokens_per_step",
         "specgate_learned_acceptance_rate", "specgate_backend_acceptance_rate",
@@ -99,22 +87,22 @@ def _exported_names() -> set[str]:
     return names
 
 
-def test_every_specgate_metric_in_the_dashboard_is_exported_by_the_gateway() -> None:
-    exprs = " ".join(e for _, e in load_build().dashboard_targets(dashboard()))
+def test_every_specgate_metric_in_the_dashboard_is_exported_by_the_gateway(dashboard_build: ModuleType) -> None:
+    exprs = " ".join(e for _, e in dashboard_build.dashboard_targets(dashboard()))
     used = set(re.findall(r"\bspecgate_[a-z0-9_]+", exprs))
     missing = sorted(used - _exported_names())
     assert not missing, f"dashboard uses metrics gateway/metrics.py does not export: {missing}"
 
 
-def test_every_vllm_metric_in_the_dashboard_exists_in_real_vllm_0_26() -> None:
+def test_every_vllm_metric_in_the_dashboard_exists_in_real_vllm_0_26(dashboard_build: ModuleType) -> None:
     real = (FIXTURES / "vllm-0.26.0-draft-model-metrics.txt").read_text()
-    exprs = " ".join(e for _, e in load_build().dashboard_targets(dashboard()))
+    exprs = " ".join(e for _, e in dashboard_build.dashboard_targets(dashboard()))
     for name in sorted(set(re.findall(r"\bvllm:[a-z0-9_]+", exprs))):
         assert re.search(rf"^{re.escape(name)}[{{ ]", real, re.M), f"{name} not in real vLLM 0.26.0 /metrics"
 
 
-def test_substitute_leaves_no_template_variables() -> None:
-    build = load_build()
+def test_substitute_leaves_no_template_variables(dashboard_build: ModuleType) -> None:
+    build = dashboard_build
     for _, expr in build.dashboard_targets(dashboard()):
         assert "$" not in build.substitute(expr), expr
 

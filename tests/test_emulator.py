@@ -169,9 +169,9 @@ async def test_metrics_have_vllm_names_and_baseline_has_no_spec_series() -> None
         assert success["length"] == 1
         has_spec = any(n.startswith("vllm:spec_decode") for n in fams)
         assert has_spec == (role == "speculative")
-    positions = [s.labels["position"] for s in text_string_to_metric_families(texts["speculative"])
-                 if s.name == "vllm:spec_decode_num_accepted_tokens_per_pos" for s in s.samples
-                 if s.name.endswith("_total")]
+    positions = [sample.labels["position"] for fam in text_string_to_metric_families(texts["speculative"])
+                 if fam.name == "vllm:spec_decode_num_accepted_tokens_per_pos" for sample in fam.samples
+                 if sample.name.endswith("_total")]
     assert positions == ["0", "1", "2", "3"]
 
 

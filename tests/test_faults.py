@@ -8,15 +8,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import re
 import time
 from collections.abc import Callable
 from typing import Any
 
 import aiohttp
 import pytest
-from fakes import FakeBackend, FakeProcess
 
+from gateway.bench.kit.fake_vllm import FakeBackend, FakeProcess
+from gateway.bench.kit.metrics import metric_sum as metric
 from gateway.state import AppState
 
 CHAT = "/v1/chat/completions"
@@ -26,19 +26,6 @@ ABORT_BUDGET_S = 0.2
 
 def body(stream: bool = False, **extra: Any) -> dict[str, Any]:
     return {**BODY, "stream": stream, **extra}
-
-
-def metric(text: str, name: str, **labels: str) -> float:
-    """Sum of the samples of `name` whose labels include `labels`."""
-    total = 0.0
-    for line in text.splitlines():
-        if not line.startswith(name + "{") and not line.startswith(name + " "):
-            continue
-        head, value = line.rsplit(" ", 1)
-        found = dict(re.findall(r'(\w+)="([^"]*)"', head))
-        if all(found.get(k) == v for k, v in labels.items()):
-            total += float(value)
-    return total
 
 
 async def get_text(url: str) -> tuple[int, str]:
@@ -138,6 +125,7 @@ async def test_kill_backend_mid_load(gateway_factory: Any, stream: bool) -> None
 
 # --------------------------------------------------------------------------- hangs and timeouts
 
+@pytest.mark.wallclock
 async def test_hang_fails_over_after_first_byte_timeout(gateway_factory: Any,
                                                         fakes: tuple[FakeBackend, FakeBackend]) -> None:
     base, spec = fakes
@@ -278,6 +266,7 @@ async def test_both_flaky_bounded_to_two_backends_per_request(gateway_factory: A
     assert base.calls + spec.calls <= 2 * len(statuses)
 
 
+@pytest.mark.wallclock
 async def test_ejection_visible_and_return_after_health(gateway_factory: Any,
                                                         fakes: tuple[FakeBackend, FakeBackend]) -> None:
     base, spec = fakes
@@ -494,6 +483,7 @@ async def test_stalled_client_is_bounded_and_not_blamed_on_backend(
 
 # --------------------------------------------------------------------------- total timeout
 
+@pytest.mark.wallclock
 async def test_total_timeout_bounds_streams_and_unary(gateway_factory: Any,
                                                       fakes: tuple[FakeBackend, FakeBackend]) -> None:
     """A backend that keeps trickling tokens: the total timeout ends it (SSE error for a started stream,
@@ -519,6 +509,7 @@ async def test_total_timeout_bounds_streams_and_unary(gateway_factory: Any,
     assert base.completed == 0 and spec.completed == 0
 
 
+@pytest.mark.wallclock
 async def test_connect_timeout_fails_over(gateway_factory: Any, fakes: tuple[FakeBackend, FakeBackend]) -> None:
     """A backend whose accept queue is full (SYNs dropped): the connect timeout, not the first-byte
     timeout, ends the attempt and the request fails over."""
@@ -540,9 +531,9 @@ async def test_connect_timeout_fails_over(gateway_factory: Any, fakes: tuple[Fak
     try:
         gw = await gateway_factory(baseline_urls=[url], speculative_urls=[spec.url], policy="baseline",
                                    connect_timeout_s=0.3, first_byte_timeout_s=10, health_interval_s=60)
-        async with aiohttp.ClientSession() as s:
+        async with aiohttp.ClientSession() as session:
             t0 = time.monotonic()
-            async with s.post(gw.url + CHAT, json=body()) as r:
+            async with session.post(gw.url + CHAT, json=body()) as r:
                 assert r.status == 200 and r.headers["x-specgate-backend"] == "speculative"
             took = time.monotonic() - t0
         assert 0.25 < took < 2.0, took

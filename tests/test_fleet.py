@@ -7,8 +7,8 @@ import time
 
 import aiohttp
 import pytest
-from conftest import RunningGateway, fast_settings, start_gateway, until
 
+from gateway.bench.kit.inproc import RunningGateway, fast_settings, start_gateway, until
 from gateway.emulator import EmulatedFleet, parse_layout
 from gateway.settings import BackendSpec, Settings, parse_backend
 from gateway.state import AppState
@@ -30,7 +30,7 @@ def test_topology_defaults_and_explicit_groups() -> None:
         with pytest.raises(ValueError):
             parse_backend(bad)
     with pytest.raises(ValueError):
-        Settings(policy="fastest")  # type: ignore[arg-type]
+        Settings(policy="fastest")
     assert parse_layout("pair,2xbaseline") == ["pair", "baseline", "baseline"]
     with pytest.raises(ValueError):
         parse_layout("pair,gpu")

@@ -14,11 +14,11 @@ from typing import Any
 import aiohttp
 import psutil
 import pytest
-from conftest import fast_settings, start_gateway
-from fakes import FakeBackend
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gateway.bench.kit.fake_vllm import FakeBackend
+from gateway.bench.kit.inproc import fast_settings, start_gateway
 from gateway.state import AppState
 
 CHAT = "/v1/chat/completions"

@@ -4,22 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import aiohttp
 import openai
 import pytest
-from conftest import RunningGateway
-from fakes import FakeBackend
+
+from gateway.bench.kit.fake_vllm import FakeBackend, FakePair
+from gateway.bench.kit.inproc import GatewayFactory, RunningGateway
 
 pytestmark = pytest.mark.asyncio
 
 
-async def gateway_for(gateway_factory, fakes, **kw) -> RunningGateway:  # type: ignore[no-untyped-def]
+async def gateway_for(gateway_factory: GatewayFactory, fakes: FakePair, **kw: Any) -> RunningGateway:
     base, spec = fakes
     return await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], **kw)
 
 
-async def test_openai_sdk_async_chat_and_completions(gateway_factory, fakes) -> None:  # type: ignore[no-untyped-def]
+async def test_openai_sdk_async_chat_and_completions(gateway_factory: GatewayFactory, fakes: FakePair) -> None:
     gw = await gateway_for(gateway_factory, fakes, policy="baseline")
     client = openai.AsyncOpenAI(base_url=gw.url + "/v1", api_key="unused", max_retries=0)
     chat = await client.chat.completions.create(model="fake-model", messages=[{"role": "user", "content": "hi"}])
@@ -37,7 +39,7 @@ async def test_openai_sdk_async_chat_and_completions(gateway_factory, fakes) -> 
     await client.close()
 
 
-async def test_openai_sdk_sync_client(gateway_factory, fakes) -> None:  # type: ignore[no-untyped-def]
+async def test_openai_sdk_sync_client(gateway_factory: GatewayFactory, fakes: FakePair) -> None:
     gw = await gateway_for(gateway_factory, fakes)
 
     def run() -> tuple[str, list[str]]:
@@ -51,7 +53,7 @@ async def test_openai_sdk_sync_client(gateway_factory, fakes) -> None:  # type: 
     assert content and "".join(parts).startswith("tok")
 
 
-async def test_headers_reason_and_unknown_fields_forwarded(gateway_factory, fakes) -> None:  # type: ignore[no-untyped-def]
+async def test_headers_reason_and_unknown_fields_forwarded(gateway_factory: GatewayFactory, fakes: FakePair) -> None:
     _, spec = fakes
     gw = await gateway_for(gateway_factory, fakes, policy="rules")
     client = openai.AsyncOpenAI(base_url=gw.url + "/v1", api_key="unused", max_retries=0)
@@ -72,7 +74,8 @@ async def test_headers_reason_and_unknown_fields_forwarded(gateway_factory, fake
     await client.close()
 
 
-async def test_stream_relay_keeps_framing_and_strips_injected_usage(gateway_factory, fakes) -> None:  # type: ignore[no-untyped-def]
+async def test_stream_relay_keeps_framing_and_strips_injected_usage(
+        gateway_factory: GatewayFactory, fakes: FakePair) -> None:
     base, _ = fakes
     gw = await gateway_for(gateway_factory, fakes, policy="baseline")
     async with aiohttp.ClientSession() as s:
@@ -89,7 +92,7 @@ async def test_stream_relay_keeps_framing_and_strips_injected_usage(gateway_fact
         assert raw.count(b'"usage"') == 1 and raw.endswith(b"data: [DONE]\n\n")
 
 
-async def test_stream_is_relayed_as_it_arrives(gateway_factory, fakes) -> None:  # type: ignore[no-untyped-def]
+async def test_stream_is_relayed_as_it_arrives(gateway_factory: GatewayFactory, fakes: FakePair) -> None:
     base, _ = fakes
     base.chunks, base.chunk_delay_s = 4, 0.15
     gw = await gateway_for(gateway_factory, fakes, policy="baseline")
@@ -119,8 +122,8 @@ BAD = [
 
 
 @pytest.mark.parametrize(("body", "status", "param"), BAD)
-async def test_bad_requests_get_openai_errors(gateway_factory, fakes, body: bytes, status: int,
-                                              param: str | None) -> None:  # type: ignore[no-untyped-def]
+async def test_bad_requests_get_openai_errors(gateway_factory: GatewayFactory, fakes: FakePair, body: bytes,
+                                              status: int, param: str | None) -> None:
     base, spec = fakes
     gw = await gateway_for(gateway_factory, fakes)
     async with aiohttp.ClientSession() as s, s.post(gw.url + "/v1/chat/completions", data=body,
@@ -132,7 +135,7 @@ async def test_bad_requests_get_openai_errors(gateway_factory, fakes, body: byte
     assert not base.bodies and not spec.bodies
 
 
-async def test_prompt_type_and_oversize_body(gateway_factory, fakes) -> None:  # type: ignore[no-untyped-def]
+async def test_prompt_type_and_oversize_body(gateway_factory: GatewayFactory, fakes: FakePair) -> None:
     gw = await gateway_for(gateway_factory, fakes, max_body_bytes=2048)
     async with aiohttp.ClientSession() as s:
         async with s.post(gw.url + "/v1/completions", json={"model": "m", "prompt": {"a": 1}}) as r:
@@ -142,7 +145,7 @@ async def test_prompt_type_and_oversize_body(gateway_factory, fakes) -> None:  #
             assert r.status == 413 and err["code"] == "request_too_large"
 
 
-async def test_no_healthy_backend_is_503(gateway_factory) -> None:  # type: ignore[no-untyped-def]
+async def test_no_healthy_backend_is_503(gateway_factory: GatewayFactory) -> None:
     gw = await gateway_factory(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:9"])
     await asyncio.sleep(0.4)  # health checks fail
     async with aiohttp.ClientSession() as s:
@@ -155,7 +158,7 @@ async def test_no_healthy_backend_is_503(gateway_factory) -> None:  # type: igno
             assert r.status == 200
 
 
-async def test_upstream_error_passes_through(gateway_factory, fakes) -> None:  # type: ignore[no-untyped-def]
+async def test_upstream_error_passes_through(gateway_factory: GatewayFactory, fakes: FakePair) -> None:
     base, spec = fakes
     base.mode = spec.mode = "status"
     base.status = spec.status = 500
@@ -167,7 +170,7 @@ async def test_upstream_error_passes_through(gateway_factory, fakes) -> None:  #
     assert base.calls + spec.calls == 2  # retried once on the other backend, then passed through
 
 
-async def test_upstream_4xx_is_not_retried(gateway_factory, fakes) -> None:  # type: ignore[no-untyped-def]
+async def test_upstream_4xx_is_not_retried(gateway_factory: GatewayFactory, fakes: FakePair) -> None:
     base, spec = fakes
     base.mode = spec.mode = "status"
     base.status = spec.status = 404
@@ -178,7 +181,7 @@ async def test_upstream_4xx_is_not_retried(gateway_factory, fakes) -> None:  # t
     assert base.calls == 1 and spec.calls == 0
 
 
-async def test_upstream_dies_mid_stream(gateway_factory, fakes) -> None:  # type: ignore[no-untyped-def]
+async def test_upstream_dies_mid_stream(gateway_factory: GatewayFactory, fakes: FakePair) -> None:
     base, _ = fakes
     base.mode, base.chunks = "truncate", 6
     gw = await gateway_for(gateway_factory, fakes, policy="baseline")
@@ -192,7 +195,7 @@ async def test_upstream_dies_mid_stream(gateway_factory, fakes) -> None:  # type
     assert not events or b"[DONE]" not in raw
 
 
-async def test_mid_stream_error_event(gateway_factory, fakes) -> None:  # type: ignore[no-untyped-def]
+async def test_mid_stream_error_event(gateway_factory: GatewayFactory, fakes: FakePair) -> None:
     base, _ = fakes
     base.mode, base.chunks = "truncate", 6
     gw = await gateway_for(gateway_factory, fakes, policy="baseline")
@@ -208,7 +211,7 @@ async def test_mid_stream_error_event(gateway_factory, fakes) -> None:  # type: 
     assert got.count(b'"tok ') == 3
 
 
-async def test_client_disconnect_aborts_upstream(gateway_factory, fakes) -> None:  # type: ignore[no-untyped-def]
+async def test_client_disconnect_aborts_upstream(gateway_factory: GatewayFactory, fakes: FakePair) -> None:
     base, _ = fakes
     base.chunks, base.chunk_delay_s = 50, 0.05
     gw = await gateway_for(gateway_factory, fakes, policy="baseline")
@@ -226,7 +229,7 @@ async def test_client_disconnect_aborts_upstream(gateway_factory, fakes) -> None
     assert base.aborted[0][1] - closed_at < 0.2
 
 
-async def test_models_merged_and_passthrough(gateway_factory) -> None:  # type: ignore[no-untyped-def]
+async def test_models_merged_and_passthrough(gateway_factory: GatewayFactory) -> None:
     a, b, c = FakeBackend(model="m1"), FakeBackend(model="m1"), FakeBackend(model="m2")
     for f in (a, b, c):
         await f.start()
@@ -244,7 +247,7 @@ async def test_models_merged_and_passthrough(gateway_factory) -> None:  # type: 
             await f.stop()
 
 
-async def test_metrics_present_and_moving(gateway_factory, fakes) -> None:  # type: ignore[no-untyped-def]
+async def test_metrics_present_and_moving(gateway_factory: GatewayFactory, fakes: FakePair) -> None:
     gw = await gateway_for(gateway_factory, fakes, policy="speculative")
     async with aiohttp.ClientSession() as s:
         for stream in (False, True, True):
@@ -280,7 +283,7 @@ async def test_metrics_present_and_moving(gateway_factory, fakes) -> None:  # ty
     assert "specgate_inter_chunk_seconds_count" in text
 
 
-async def test_admin_endpoints(gateway_factory, fakes) -> None:  # type: ignore[no-untyped-def]
+async def test_admin_endpoints(gateway_factory: GatewayFactory, fakes: FakePair) -> None:
     gw = await gateway_for(gateway_factory, fakes, upstream_api_key="sk-upstream-secret")
     async with aiohttp.ClientSession() as s:
         async with s.get(gw.url + "/admin/state") as r:

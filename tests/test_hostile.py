@@ -22,11 +22,11 @@ import aiohttp
 import orjson
 import pytest
 from aiohttp import web
-from conftest import RunningGateway, fast_settings, until
-from fakes import FakeBackend
-from test_shutdown import serve as serve_process
 
 from gateway.app import create_app
+from gateway.bench.kit.fake_vllm import FakeBackend
+from gateway.bench.kit.inproc import RunningGateway, fast_settings, until
+from gateway.bench.kit.procs import fake_pair_gateway
 from gateway.protocol import CHAT, request_view
 from gateway.server import GuardedSite, JsonLineFormatter, make_runner
 from gateway.settings import Settings
@@ -308,7 +308,7 @@ async def test_6_drain_waits_for_passthrough(tmp_path: Path, upstreams: Any) -> 
 
     up = await upstreams(slow)
     base = FakeBackend(url=up.url)
-    async with serve_process(base, base, tmp_path, SPECGATE_DRAIN_TIMEOUT_S="10") as (proc, url):
+    async with fake_pair_gateway(base.url, base.url, tmp_path, SPECGATE_DRAIN_TIMEOUT_S="10") as (proc, url):
         async with aiohttp.ClientSession() as s:
             pending = asyncio.create_task(s.get(url + "/v1/slow", timeout=aiohttp.ClientTimeout(total=GUARD_S)))
             await until(lambda: bool(up.paths), GUARD_S)  # the request is at the upstream
@@ -321,7 +321,7 @@ async def test_6_drain_waits_for_passthrough(tmp_path: Path, upstreams: Any) -> 
 async def test_6_streams_cut_at_the_end_of_a_drain_get_an_error_event(tmp_path: Path, upstreams: Any) -> None:
     up = await upstreams(endless_sse)
     base = FakeBackend(url=up.url)
-    async with (serve_process(base, base, tmp_path, SPECGATE_DRAIN_TIMEOUT_S="0.5") as (proc, url),
+    async with (fake_pair_gateway(base.url, base.url, tmp_path, SPECGATE_DRAIN_TIMEOUT_S="0.5") as (proc, url),
                 aiohttp.ClientSession() as s,
                 s.post(url + CHAT, json={**BODY, "stream": True}, timeout=aiohttp.ClientTimeout(total=GUARD_S)) as r):
         await r.content.readuntil(b"\n\n")

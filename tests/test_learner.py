@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from gateway.costmodel import CoRunner, Role, StepModel, step_s
 from gateway.learner import Learner, Observation, acceptance_rate
-from gateway.router import learner_config
 from gateway.settings import Settings
 from gateway.vllm_metrics import parse_load, parse_vllm_metrics, spec_delta
 
@@ -22,7 +21,7 @@ OTHER: dict[Role, Role] = {"baseline": "speculative", "speculative": "baseline"}
 
 
 def learner(**kw: float) -> Learner:
-    base = dataclasses.replace(learner_config(Settings()), priors=PRIORS, prior_tokens_per_step=2.0)
+    base = dataclasses.replace(Settings().learner_config(), priors=PRIORS, prior_tokens_per_step=2.0)
     return Learner(dataclasses.replace(base, **kw))  # type: ignore[arg-type]
 
 
@@ -69,7 +68,7 @@ def test_forgetting_tracks_a_change() -> None:
 def test_step_models_and_interference_fit_load_dependence() -> None:
     lrn = learner(forgetting=0.99)
     rng = random.Random(2)
-    true = {"baseline": StepModel(0.004, 0.0001), "speculative": StepModel(0.009, 0.0004)}
+    true: dict[Role, StepModel] = {"baseline": StepModel(0.004, 0.0001), "speculative": StepModel(0.009, 0.0004)}
     kappa: dict[Role, float] = {"baseline": 0.25, "speculative": 0.9}
     for _ in range(1500):
         role: Role = rng.choice(["baseline", "speculative"])
@@ -223,7 +222,7 @@ def test_an_unmeasured_role_borrows_the_gpus_speed() -> None:
 
 def test_two_measured_roles_keep_their_own_growth() -> None:
     lrn = learner(forgetting=0.99)
-    true = {"baseline": StepModel(0.004, 0.0001), "speculative": StepModel(0.009, 0.0004)}
+    true: dict[Role, StepModel] = {"baseline": StepModel(0.004, 0.0001), "speculative": StepModel(0.009, 0.0004)}
     for i in range(600):
         role: Role = "baseline" if i % 2 else "speculative"
         load = 1 + (i // 2) % 24

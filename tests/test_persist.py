@@ -6,17 +6,17 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import fast_settings, start_gateway
 
 from gateway import persist
+from gateway.bench.kit.fake_vllm import FakePair
+from gateway.bench.kit.inproc import fast_settings, start_gateway
 from gateway.learner import Learner, Observation, export_state, import_state
-from gateway.router import learner_config
 from gateway.settings import Settings
 from gateway.state import AppState
 
 
 def taught() -> Learner:
-    lrn = Learner(learner_config(Settings()))
+    lrn = Learner(Settings().learner_config())
     for _ in range(40):
         lrn.observe(Observation("speculative", "structured", "greedy", 300, 200, 60, 0.03, 0.5, 2.0))
         lrn.observe(Observation("baseline", "creative", "high", 300, 150, None, 0.03, 0.8, 3.0, max_tokens=200))
@@ -25,7 +25,7 @@ def taught() -> Learner:
 
 def test_round_trip_keeps_the_estimates_with_capped_weight() -> None:
     source = taught()
-    copy = Learner(learner_config(Settings()))
+    copy = Learner(Settings().learner_config())
     import_state(copy, json.loads(json.dumps(export_state(source))), max_weight=1e9)
     assert copy.tokens_per_step("structured", "greedy") == pytest.approx(source.tokens_per_step("structured",
                                                                                                 "greedy"), rel=0.02)
@@ -33,7 +33,7 @@ def test_round_trip_keeps_the_estimates_with_capped_weight() -> None:
         source.output_tokens("creative", "high", 200, True), rel=0.05)
     restored, saved = copy.step_model("speculative"), source.step_model("speculative")
     assert (restored.base_s, restored.per_request_s) == pytest.approx((saved.base_s, saved.per_request_s))
-    capped = Learner(learner_config(Settings()))
+    capped = Learner(Settings().learner_config())
     import_state(capped, export_state(source), max_weight=2.0)
     assert capped.tokens_per_step_posterior("structured", "greedy")[1] > \
         source.tokens_per_step_posterior("structured", "greedy")[1]  # capped weight: less certain here
@@ -49,7 +49,7 @@ def test_round_trip_keeps_the_estimates_with_capped_weight() -> None:
 def test_unusable_state_files_are_ignored(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "state.json"
     path.write_bytes(content)
-    lrn = Learner(learner_config(Settings()))
+    lrn = Learner(Settings().learner_config())
     before = export_state(lrn)
     assert not persist.load_file(path, lrn, 10.0)
     assert export_state(lrn) == before
@@ -57,8 +57,8 @@ def test_unusable_state_files_are_ignored(tmp_path: Path, content: bytes) -> Non
 
 
 @pytest.mark.asyncio
-async def test_state_is_saved_on_shutdown_and_restored_at_start(tmp_path: Path, fakes: object) -> None:
-    base, spec = fakes  # type: ignore[misc]
+async def test_state_is_saved_on_shutdown_and_restored_at_start(tmp_path: Path, fakes: FakePair) -> None:
+    base, spec = fakes
     path = tmp_path / "state" / "learner.json"
     (tmp_path / "state").mkdir()
     path.write_text("garbage")  # a corrupt file never stops the start
@@ -78,8 +78,8 @@ async def test_state_is_saved_on_shutdown_and_restored_at_start(tmp_path: Path, 
 
 
 @pytest.mark.asyncio
-async def test_a_new_replica_warm_starts_from_a_peer_with_the_admin_key(fakes: object) -> None:
-    base, spec = fakes  # type: ignore[misc]
+async def test_a_new_replica_warm_starts_from_a_peer_with_the_admin_key(fakes: FakePair) -> None:
+    base, spec = fakes
     common = dict(baseline_urls=[base.url], speculative_urls=[spec.url], admin_api_key="adm")
     peer = await start_gateway(fast_settings(**common))
     source = taught()
@@ -102,10 +102,10 @@ async def test_a_new_replica_warm_starts_from_a_peer_with_the_admin_key(fakes: o
 
 
 @pytest.mark.asyncio
-async def test_a_new_replica_joins_the_peer_s_regime(fakes: object) -> None:
+async def test_a_new_replica_joins_the_peer_s_regime(fakes: FakePair) -> None:
     """On one GPU a replica that starts at baseline while the others carry the GPU on the speculative server makes
     the two servers alternate: a warm start carries each shared GPU's regime too."""
-    base, spec = fakes  # type: ignore[misc]
+    base, spec = fakes
     common = dict(baseline_urls=[base.url], speculative_urls=[spec.url], admin_api_key="adm")
     peer = await start_gateway(fast_settings(**common))
     peer.app[AppState.key].router.import_regimes({"pair-0": "speculative"})

@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import features, step_models
 
-from gateway.classify import CLASSES, ClassifierConfig, classify, temperature_bucket
+from gateway.classify import CLASSES, classify, temperature_bucket
 from gateway.classify import features as extract
 from gateway.costmodel import CoRunner, RequestShape, Role, StepModel, predict
 from gateway.policy import (
@@ -25,7 +25,7 @@ from gateway.policy import (
 from gateway.protocol import CHAT, COMPLETIONS, request_view
 from gateway.settings import Settings
 
-CFG = ClassifierConfig()
+CFG = Settings().classifier_config()
 RULES = Settings().rules_config()
 ADAPTIVE = dataclasses.replace(Settings().adaptive_config(), explore_rate=0.0, explore_unmeasured_rate=0.0)
 BASE = StepModel(0.005, 0.00004)
@@ -162,7 +162,8 @@ def test_fleet_picks_the_least_loaded_of_a_role_and_the_cheapest_backend() -> No
              Candidate("speculative-1", "speculative", "g2", 2), Candidate("baseline-1", "baseline", "g3", 5))
     d = decide("adaptive", dataclasses.replace(inp, candidates=cands), RULES, ADAPTIVE)
     assert d is not None and d.backend == "speculative-1" and d.role == "speculative"
-    slow = dataclasses.replace(est, tokens_per_step=1.0)  # type: ignore[arg-type]
+    assert est is not None
+    slow = dataclasses.replace(est, tokens_per_step=1.0)
     d = decide("adaptive", dataclasses.replace(inp, candidates=cands, estimates=slow), RULES, ADAPTIVE)
     assert d is not None and d.backend == "baseline-0"
 
@@ -191,13 +192,15 @@ def test_a_light_gpu_lets_a_request_leave_the_regime_only_for_a_clear_gain() -> 
     at 1): the regime held every request on the n-gram server, sampled ones 1.7x slower there. On a GPU running
     at most `exception_load` requests a request takes its cheaper server when that wins by `exception_margin`."""
     f = extract(request_view(CHAT, chat("Return JSON", temperature=0, max_tokens=64)), CFG)
-    light = {"shared": True, "interference": 0.2}
-    greedy = _decide("adaptive", _inp(f, "structured", base_load=1, tps=4.0, regime="baseline", **light))
+    greedy = _decide("adaptive", _inp(f, "structured", base_load=1, tps=4.0, regime="baseline", shared=True,
+                                       interference=0.2))
     assert greedy.role == "speculative" and greedy.reason == "predicted_faster"
-    busier = _decide("adaptive", _inp(f, "structured", base_load=3, tps=4.0, regime="baseline", **light))
+    busier = _decide("adaptive", _inp(f, "structured", base_load=3, tps=4.0, regime="baseline", shared=True,
+                                       interference=0.2))
     assert busier.role == "baseline" and busier.reason == "regime_baseline"
     strict = dataclasses.replace(ADAPTIVE, exception_margin=10.0)  # a gain below the margin stays in the regime
-    kept = decide("adaptive", _inp(f, "structured", base_load=1, tps=4.0, regime="baseline", **light), RULES, strict)
+    kept = decide("adaptive", _inp(f, "structured", base_load=1, tps=4.0, regime="baseline", shared=True,
+                                       interference=0.2), RULES, strict)
     assert kept is not None and kept.role == "baseline" and kept.reason == "regime_baseline"
     sampled = _decide("adaptive", _inp(f, "structured", spec_load=1, tps=1.0, regime="speculative", shared=True,
                                        interference=0.0))

@@ -16,20 +16,20 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import aiohttp
 import pytest
 import yaml
-from conftest import start_gateway
-from fakes import FakeBackend
 from openai import APIStatusError, AsyncOpenAI
-from test_dashboards import load_build
 
+from gateway.bench.kit.fake_vllm import FakeBackend
+from gateway.bench.kit.inproc import start_gateway
+from gateway.bench.kit.procs import free_port
 from gateway.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,12 +45,6 @@ def require_prometheus() -> str:
             pytest.fail(reason)
         pytest.skip(reason)
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def hostport(url: str) -> str:
@@ -128,11 +122,11 @@ def requests(model: str) -> list[tuple[str, dict[str, Any]]]:
 async def one(client: AsyncOpenAI, endpoint: str, kwargs: dict[str, Any], stream: bool) -> None:
     api = client.chat.completions if endpoint == "chat" else client.completions
     if stream:
-        s = await api.create(stream=True, stream_options={"include_usage": True}, **kwargs)  # type: ignore[call-overload]
+        s = await api.create(stream=True, stream_options={"include_usage": True}, **kwargs)
         async for _ in s:
             pass
     else:
-        await api.create(**kwargs)  # type: ignore[call-overload]
+        await api.create(**kwargs)
 
 
 async def drive(client: AsyncOpenAI, model: str, waves: int, pause_s: float) -> None:
@@ -156,11 +150,12 @@ async def query(session: aiohttp.ClientSession, prom: str, expr: str) -> list[di
     return result
 
 
-async def test_every_dashboard_expression_returns_data_on_real_prometheus(tmp_path: Path) -> None:
+async def test_every_dashboard_expression_returns_data_on_real_prometheus(
+        tmp_path: Path, dashboard_build: ModuleType) -> None:
     from gateway.emulator import EmulatedPair
 
     binary = require_prometheus()
-    build = load_build()
+    build = dashboard_build
     targets = build.dashboard_targets(json.loads((ROOT / "dashboards" / "specgate.json").read_text()))
     failing_spec = FakeBackend(mode="status", status=503, spec=True)
     await failing_spec.start()

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import yaml
@@ -52,11 +53,10 @@ def test_the_four_alerts_the_issue_asks_for_exist() -> None:
             "SpecgateErrorRateHigh"} <= alerts
 
 
-def test_every_dashboard_expression_parses(tmp_path: Path) -> None:
+def test_every_dashboard_expression_parses(tmp_path: Path, dashboard_build: ModuleType) -> None:
     """Each panel's PromQL (variables substituted) as a recording rule: promtool parses every one."""
-    from test_dashboards import load_build
 
-    build = load_build()
+    build = dashboard_build
     targets = build.dashboard_targets(json.loads((ROOT / "dashboards" / "specgate.json").read_text()))
     rules = {"groups": [{"name": "dashboard", "rules": [
         {"record": f"dashboard:expr_{i}", "expr": build.substitute(expr)} for i, (_, expr) in enumerate(targets)

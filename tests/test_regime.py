@@ -12,7 +12,7 @@ from gateway.learner import Learner
 from gateway.metrics import Metrics
 from gateway.protocol import RequestView, request_view
 from gateway.regime import MixSample, RegimeConfig, RegimeState, capped_ratio, lull, mix_ratio, next_regime, settle
-from gateway.router import Router, learner_config
+from gateway.router import Router
 from gateway.settings import Settings
 
 MODELS: dict[Role, StepModel] = {"baseline": StepModel(0.005, 0.00004), "speculative": StepModel(0.0075, 0.00015)}
@@ -108,7 +108,11 @@ def test_a_replica_joins_the_regime_the_servers_show_unless_its_own_evidence_is_
 def _router_on_a_pair() -> tuple[Router, BackendPool]:
     s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"])
     pool = BackendPool(s, Metrics())
-    return Router(s, pool, Learner(learner_config(s))), pool
+    return Router(s, pool, Learner(s.learner_config())), pool
+
+
+def _role(router: Router) -> str:
+    return router.regimes["pair-0"].role
 
 
 def _json_request() -> RequestView:
@@ -122,10 +126,10 @@ def test_optimism_about_unmeasured_classes_fades_with_the_load_it_would_commit()
     all-baseline). On a quiet GPU the same optimism still tries speculation first."""
     quiet, _ = _router_on_a_pair()
     quiet.route(_json_request(), "r0")
-    assert quiet.regimes["pair-0"].role == "baseline"  # one request: the arrival rate is unknown
+    assert _role(quiet) == "baseline"  # one request: the arrival rate is unknown
     quiet.arrivals["pair-0"][0] -= 60.0  # the first came a minute ago: about one request a minute
     quiet.route(_json_request(), "r1")
-    assert quiet.regimes["pair-0"].role == "speculative"
+    assert _role(quiet) == "speculative"
     busy, pool = _router_on_a_pair()
     for b in pool.backends:
         b.inflight = 60 if b.role == "baseline" else 0

@@ -1,4 +1,4 @@
-"""gateway/bench/replica_summary.py on hand-made result files: ratios to one replica, shares, restart windows."""
+"""gateway/bench/fleet/replica_summary.py on hand-made result files: ratios to one replica, shares, restart windows."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gateway.bench.replica_summary import markdown, summarize
+from gateway.bench.fleet.replica_summary import markdown, summarize
 
 
 def _doc(e2e: float, n_spec: int, restarts: list[dict[str, float]] | None = None, n: int = 300) -> dict[str, Any]:
+    requests: list[dict[str, Any]]
     requests = [{"id": str(i), "sent_s": i * 0.1, "e2e_s": e2e * (2 if 150 <= i < 160 else 1), "status": "200",
                  "backend": "speculative" if i < n_spec else "baseline",
                  "reason": "explore 1.1x" if i in (155, 157) else "predicted_faster"} for i in range(n)]

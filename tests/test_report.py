@@ -13,12 +13,13 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry
 
 from gateway.app import create_app
-from gateway.bench.procs import wait_ready
-from gateway.bench.report import main as report_main
-from gateway.bench.report import second_server_memory
-from gateway.bench.report_data import from_results, pays_at, threshold
-from gateway.bench.report_metrics import from_samples, histogram_quantile, parse_text, prometheus_report
-from gateway.bench.report_render import html_page, verdict_lines
+from gateway.bench.kit.metrics import parse_text
+from gateway.bench.kit.procs import wait_ready
+from gateway.bench.report.cli import main as report_main
+from gateway.bench.report.cli import second_server_memory
+from gateway.bench.report.data import from_results, pays_at, threshold
+from gateway.bench.report.metrics import from_samples, histogram_quantile, prometheus_report
+from gateway.bench.report.render import html_page, verdict_lines
 from gateway.emulator import EmulatedPair
 from gateway.settings import Settings
 from gateway.workloads.generate import Arrival, generate
@@ -33,7 +34,7 @@ def _request(rid: str, cls: str, backend: str, e2e: float, tokens: int, steps: i
 def _doc(load: int, spec_factor: dict[str, float]) -> dict[str, Any]:
     """A results document: baseline, speculative and adaptive over the same 40 requests."""
     policies: dict[str, Any] = {}
-    from gateway.bench.run import policy_result
+    from gateway.bench.replay.run import policy_result
 
     for policy in ("baseline", "speculative", "adaptive"):
         records = []
@@ -173,6 +174,7 @@ async def test_report_from_prometheus_api() -> None:
     async def query_range(request: web.Request) -> web.Response:
         q = request.query["query"]
         if q.startswith("sum(specgate_inflight"):
+            series: list[dict[str, Any]]
             series = [{"metric": {}, "values": [[t, str(v)] for t, v in ((1, 1), (2, 6), (3, 20))]}]
         else:
             series = [{"metric": {"role": "baseline"}, "values": [[1, "0.005"], [2, "0.005"], [3, "0.006"]]},

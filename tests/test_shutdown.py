@@ -3,57 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
 import signal
-import socket
-import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
-from fakes import FakeBackend
+
+from gateway.bench.kit.fake_vllm import FakeBackend
+from gateway.bench.kit.procs import fake_pair_gateway
 
 CHAT = "/v1/chat/completions"
 BODY = {"model": "fake-model", "messages": [{"role": "user", "content": "hi"}], "stream": True}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextlib.asynccontextmanager
-async def serve(base: FakeBackend, spec: FakeBackend, tmp_path: Path, **env: str
-                ) -> AsyncIterator[tuple[asyncio.subprocess.Process, str]]:
-    port = free_port()
-    full = {**os.environ, "SPECGATE_HOST": "127.0.0.1", "SPECGATE_PORT": str(port),
-            "SPECGATE_BASELINE_URLS": base.url, "SPECGATE_SPECULATIVE_URLS": spec.url, "SPECGATE_POLICY": "baseline",
-            "SPECGATE_HEALTH_INTERVAL_S": "0.2", "SPECGATE_SCRAPE_INTERVAL_S": "0.5", "SPECGATE_WORKERS": "1", **env}
-    url = f"http://127.0.0.1:{port}"
-    log = (tmp_path / "gateway.log").open("wb")
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "gateway", "serve", env=full, stdout=log,
-                                                stderr=log, start_new_session=True)
-    try:
-        async with aiohttp.ClientSession() as s:
-            for _ in range(300):
-                assert proc.returncode is None, (tmp_path / "gateway.log").read_text()
-                with contextlib.suppress(aiohttp.ClientError, OSError):
-                    async with s.get(url + "/ready") as r:
-                        if r.status == 200:
-                            break
-                await asyncio.sleep(0.05)
-        yield proc, url
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-        log.close()
 
 
 async def open_stream(s: aiohttp.ClientSession, url: str) -> aiohttp.ClientResponse:
@@ -74,11 +37,12 @@ async def read_rest(r: aiohttp.ClientResponse) -> tuple[bytes, bool]:
     return got, False
 
 
+@pytest.mark.wallclock
 async def test_sigterm_drains_inflight_stream_and_exits_0(fakes: tuple[FakeBackend, FakeBackend],
                                                           tmp_path: Path) -> None:
     base, spec = fakes
     base.chunks, base.chunk_delay_s = 15, 0.1  # a 1.5 s stream
-    async with serve(base, spec, tmp_path, SPECGATE_DRAIN_TIMEOUT_S="10") as (proc, url), \
+    async with fake_pair_gateway(base.url, spec.url, tmp_path, SPECGATE_DRAIN_TIMEOUT_S="10") as (proc, url), \
             aiohttp.ClientSession() as s:
         stream = await open_stream(s, url)
         t_term = time.monotonic()
@@ -110,12 +74,13 @@ async def test_sigterm_drains_inflight_stream_and_exits_0(fakes: tuple[FakeBacke
     assert base.calls == 1  # the refused request never reached a backend
 
 
+@pytest.mark.wallclock
 async def test_drain_timeout_shorter_than_stream_aborts_upstream(fakes: tuple[FakeBackend, FakeBackend],
                                                                  tmp_path: Path) -> None:
     base, spec = fakes
     base.chunks, base.chunk_delay_s = 100, 0.1  # a 10 s stream
     drain = 0.5
-    async with serve(base, spec, tmp_path, SPECGATE_DRAIN_TIMEOUT_S=str(drain)) as (proc, url), \
+    async with fake_pair_gateway(base.url, spec.url, tmp_path, SPECGATE_DRAIN_TIMEOUT_S=str(drain)) as (proc, url), \
             aiohttp.ClientSession() as s:
         stream = await open_stream(s, url)
         t_term = time.monotonic()
@@ -136,10 +101,11 @@ async def test_drain_timeout_shorter_than_stream_aborts_upstream(fakes: tuple[Fa
     assert base.completed == 0
 
 
+@pytest.mark.wallclock
 async def test_sigterm_idle_exits_fast(fakes: tuple[FakeBackend, FakeBackend], tmp_path: Path) -> None:
     """Nothing in flight, an idle keep-alive client connected: exit 0 at once, not after the drain timeout."""
     base, spec = fakes
-    async with serve(base, spec, tmp_path, SPECGATE_DRAIN_TIMEOUT_S="20") as (proc, url), \
+    async with fake_pair_gateway(base.url, spec.url, tmp_path, SPECGATE_DRAIN_TIMEOUT_S="20") as (proc, url), \
             aiohttp.ClientSession() as s:
         async with s.post(url + CHAT, json={**BODY, "stream": False}) as r:
             assert r.status == 200
@@ -154,7 +120,7 @@ async def test_sigterm_idle_exits_fast(fakes: tuple[FakeBackend, FakeBackend], t
 async def test_sigint_also_drains(fakes: tuple[FakeBackend, FakeBackend], tmp_path: Path, sig: int) -> None:
     base, spec = fakes
     base.chunks, base.chunk_delay_s = 5, 0.1
-    async with serve(base, spec, tmp_path) as (proc, url), aiohttp.ClientSession() as s:
+    async with fake_pair_gateway(base.url, spec.url, tmp_path) as (proc, url), aiohttp.ClientSession() as s:
         stream = await open_stream(s, url)
         proc.send_signal(sig)
         rest, broke = await read_rest(stream)
@@ -170,7 +136,8 @@ async def test_sigterm_with_two_workers_drains_and_exits_0(fakes: tuple[FakeBack
     """SPECGATE_WORKERS=2: the parent forwards SIGTERM; each worker drains its own streams."""
     base, spec = fakes
     base.chunks, base.chunk_delay_s = 12, 0.1
-    async with serve(base, spec, tmp_path, SPECGATE_WORKERS="2", SPECGATE_DRAIN_TIMEOUT_S="10") as (proc, url), \
+    async with fake_pair_gateway(base.url, spec.url, tmp_path, SPECGATE_WORKERS="2",
+                                 SPECGATE_DRAIN_TIMEOUT_S="10") as (proc, url), \
             aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as s:
         streams = [await open_stream(s, url) for _ in range(4)]  # spread over both workers by the kernel
         proc.send_signal(signal.SIGTERM)

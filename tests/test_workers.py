@@ -6,22 +6,19 @@ import asyncio
 import os
 import re
 import signal
-import socket
 import sys
+from pathlib import Path
 
 import aiohttp
 import pytest
 
+from gateway.bench.kit.fake_vllm import FakePair
+from gateway.bench.kit.procs import free_port
+
 pytestmark = pytest.mark.asyncio
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-async def test_two_workers_share_a_port_and_merge_metrics(fakes, tmp_path) -> None:  # type: ignore[no-untyped-def]
+async def test_two_workers_share_a_port_and_merge_metrics(fakes: FakePair, tmp_path: Path) -> None:
     base, spec = fakes
     port = free_port()
     env = {**os.environ, "SPECGATE_WORKERS": "2", "SPECGATE_PORT": str(port), "SPECGATE_POLICY": "baseline",

@@ -10,6 +10,7 @@ import sqlite3
 import statistics
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ from gateway.workloads import arrivals
 from gateway.workloads.cli import main as workload_main
 from gateway.workloads.corpus import Corpus
 from gateway.workloads.generate import GENERATORS, MIXES, Arrival, draw_task, generate
-from gateway.workloads.items import ENDPOINTS, WorkloadError, builtin_names, load_workload, parse_jsonl
+from gateway.workloads.items import ENDPOINTS, WorkloadError, WorkloadItem, builtin_names, load_workload, parse_jsonl
 from gateway.workloads.sql import schema
 from gateway.workloads.task import KIND_CLASS, KINDS
 
@@ -28,7 +29,7 @@ def corpus() -> Corpus:
 
 
 @pytest.fixture(scope="module")
-def mixed(corpus: Corpus) -> list:
+def mixed(corpus: Corpus) -> list[WorkloadItem]:
     return generate(200, "mixed", Arrival(rate=4.0), seed=3, corpus=corpus)
 
 
@@ -38,10 +39,10 @@ def _code_block(text: str) -> str:
     return match.group(1)
 
 
-def _prompt(item) -> str:
+def _prompt(item: WorkloadItem) -> str:
     if "messages" in item.body:
         return "\n".join(m["content"] for m in item.body["messages"])
-    return item.body["prompt"]
+    return str(item.body["prompt"])
 
 
 def test_deterministic_for_a_seed(corpus: Corpus) -> None:
@@ -52,7 +53,7 @@ def test_deterministic_for_a_seed(corpus: Corpus) -> None:
     assert [i.to_json() for i in a] != [i.to_json() for i in c]
 
 
-def test_all_kinds_present_and_valid(mixed: list) -> None:
+def test_all_kinds_present_and_valid(mixed: list[WorkloadItem]) -> None:
     kinds = Counter(i.kind for i in mixed)
     assert set(kinds) == set(KINDS), kinds
     assert set(KIND_CLASS) == set(GENERATORS)
@@ -94,7 +95,7 @@ def test_sql_references_run_on_the_schema() -> None:
             assert table in _prompt_of(task) or table in ("failed", "ranked")
 
 
-def _prompt_of(task) -> str:
+def _prompt_of(task: Any) -> str:
     return "\n".join(m["content"] for m in task.body["messages"])
 
 

@@ -28,9 +28,10 @@ from typing import Any
 
 import aiohttp
 
-from gateway.bench.client import Measured, prepare_body, replay, send_one
+from gateway.bench.kit.metrics import parse_text
 from gateway.bench.overhead_stats import percentile
-from gateway.bench.report_metrics import histogram_quantile, parse_text
+from gateway.bench.replay.client import Measured, prepare_body, replay, send_one
+from gateway.bench.report.metrics import histogram_quantile
 from gateway.vllm_metrics import parse_vllm_metrics
 from gateway.workloads import WorkloadItem, load_workload
 

@@ -26,7 +26,7 @@ from gateway.learner import Learner, Observation
 from gateway.metrics import Metrics
 from gateway.policy import PolicyInput, PolicyName, decide
 from gateway.protocol import CHAT, COMPLETIONS, request_view
-from gateway.router import Router, learner_config
+from gateway.router import Router
 from gateway.settings import Settings
 
 BODIES = [
@@ -53,7 +53,7 @@ def fleet(backends: int, layout: str) -> list[str]:
 def measure(policy: PolicyName, n: int, backends: int = 2, layout: str = "pairs") -> dict[str, float]:
     settings = Settings(policy=policy, random_seed=1, backends=fleet(backends, layout))
     metrics = Metrics(CollectorRegistry())
-    learner = Learner(learner_config(settings))
+    learner = Learner(settings.learner_config())
     for i in range(200):  # a warmed learner, as in steady state
         role: Role = "speculative" if i % 2 else "baseline"
         other: Role = "baseline" if i % 2 else "speculative"

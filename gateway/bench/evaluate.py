@@ -178,14 +178,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--scales", default=None, help="--robust: comma-separated time scales (default 1,4)")
     parser.add_argument("--limit", type=int, default=None,
                         help="--robust: only each workload's first N requests (a slow cell at time scale 4)")
-    parser.add_argument("--fleet", action="store_true", help="fleet cells: see gateway.bench.fleet")
+    parser.add_argument("--fleet", action="store_true", help="fleet cells: see gateway.bench.fleet.cells")
     parser.add_argument("--gateways", type=int, default=1, help="--robust/--fleet: gateway replicas behind haproxy")
     args = parser.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.robust:
         return run_robust(args)
     if args.fleet:
-        from gateway.bench.fleet import run_fleet_cells
+        from gateway.bench.fleet.cells import run_fleet_cells
 
         return run_fleet_cells(args)
     cells = QUICK if args.quick else MATRIX

@@ -34,7 +34,8 @@ from typing import Any
 import orjson
 
 from gateway.bench import overhead_profile, overhead_report
-from gateway.bench.overhead_procs import LoadGen, PeakRss, Proc, free_port, http_json, start, wait_http
+from gateway.bench.kit.procs import free_port
+from gateway.bench.overhead_procs import LoadGen, PeakRss, Proc, http_json, start, wait_http
 from gateway.bench.overhead_stats import add_paired_deltas, aggregate, evaluate, flat, summarize
 
 RESULTS_DIR = Path(__file__).parent / "results"

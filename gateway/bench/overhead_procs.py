@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
-import socket
 import subprocess
 import sys
 import threading
@@ -18,12 +17,6 @@ from typing import IO, Any
 
 import orjson
 import psutil
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _preexec(cpus: set[int] | None, nice: int) -> Callable[[], None]:

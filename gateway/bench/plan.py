@@ -59,7 +59,7 @@ class Shape:
 
 
 def shapes(items: Sequence[WorkloadItem], profile: str) -> list[Shape]:
-    from gateway.bench.oracle import oracle_entries
+    from gateway.bench.replay.oracle import oracle_entries
 
     oracle = oracle_entries(items, profile)
     out = []
@@ -116,8 +116,8 @@ def scaled(items: Sequence[WorkloadItem], load: float) -> list[WorkloadItem]:
 
 async def _replay(items: Sequence[WorkloadItem], layout: Layout, profile: str, time_scale: float,
                   work_dir: Path) -> dict[str, Any]:
-    from gateway.bench.run import BenchConfig, run_policy
-    from gateway.bench.summary import summarize
+    from gateway.bench.replay.run import BenchConfig, run_policy
+    from gateway.bench.replay.summary import summarize
 
     config = BenchConfig(workload_name="plan", policies=["adaptive"], profile=profile, time_scale=time_scale,
                          work_dir=work_dir, fleet=list(layout.entries))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.bench.summary import speedup
+from gateway.bench.replay.summary import speedup
 
 GATEWAY_POLICIES = ("adaptive", "clairvoyant", "rules")
 PAYS, HURTS = 1.05, 0.95

@@ -74,3 +74,30 @@ async def gateway_process(
             yield url
         finally:
             await stop_process(proc)
+
+
+@contextlib.asynccontextmanager
+async def fake_pair_gateway(baseline_url: str, speculative_url: str, log_dir: Path, **env: str,
+                            ) -> AsyncIterator[tuple[asyncio.subprocess.Process, str]]:
+    """`python -m gateway serve` in front of two (fake) backends, policy `baseline`, quick health checks; yields
+    the process (a test may signal it) and its URL; killed on exit if still running."""
+    port = free_port()
+    full = {**os.environ, "SPECGATE_HOST": "127.0.0.1", "SPECGATE_PORT": str(port),
+            "SPECGATE_BASELINE_URLS": baseline_url, "SPECGATE_SPECULATIVE_URLS": speculative_url,
+            "SPECGATE_POLICY": "baseline", "SPECGATE_HEALTH_INTERVAL_S": "0.2", "SPECGATE_SCRAPE_INTERVAL_S": "0.5",
+            "SPECGATE_WORKERS": "1", **env}
+    url = f"http://127.0.0.1:{port}"
+    log_path = log_dir / "gateway.log"
+    with log_path.open("wb") as log:
+        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "gateway", "serve", env=full, stdout=log,
+                                                    stderr=log, start_new_session=True)
+        try:
+            try:
+                await wait_ready(url, 15.0, proc)
+            except (RuntimeError, TimeoutError) as exc:
+                raise RuntimeError(f"{exc}; log:\n{log_path.read_text()}") from exc
+            yield proc, url
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()

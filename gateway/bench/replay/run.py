@@ -15,12 +15,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gateway.bench.balancer import gateway_fleet
-from gateway.bench.client import Measured, replay
-from gateway.bench.fleet_run import rolling_restart, true_load_trace
-from gateway.bench.oracle import write_oracle
-from gateway.bench.procs import fetch_text
-from gateway.bench.summary import group_summaries, prediction_errors, summarize
+from gateway.bench.fleet.balancer import gateway_fleet
+from gateway.bench.fleet.record import rolling_restart, true_load_trace
+from gateway.bench.kit.procs import fetch_text
+from gateway.bench.replay.client import Measured, replay
+from gateway.bench.replay.oracle import write_oracle
+from gateway.bench.replay.summary import group_summaries, prediction_errors, summarize
 from gateway.classify import temperature_bucket
 from gateway.workloads.items import WorkloadItem
 
@@ -47,7 +47,7 @@ class BenchConfig:
     fleet: list[str] | None = None  # one entry per simulated GPU (pair | baseline | speculative); None: one pair
     seed: int | None = 1  # SPECGATE_RANDOM_SEED of the gateway's exploration draws (+ repeat index)
     hindsight_map: dict[str, str] = field(default_factory=dict)  # class/bucket -> role, for `hindsight`
-    gateways: int = 1  # gateway processes; more than one run behind haproxy (gateway/bench/balancer.py)
+    gateways: int = 1  # gateway processes; more than one run behind haproxy (gateway/bench/fleet/balancer.py)
     balance: str = "leastconn"
     rolling_restart: bool = False  # restart each gateway in turn while the workload runs
     warm: str = "none"  # what a restarted gateway starts from: none | file | peers

@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from gateway.bench.report_data import ClassRow, ReportData, pays_at
+from gateway.bench.report.data import ClassRow, ReportData, pays_at
 
 PAYS, HURTS = 1.05, 0.95
 

@@ -26,8 +26,9 @@ import aiohttp
 import orjson
 import psutil
 
-from gateway.bench.faults import complete_answer
-from gateway.bench.procs import free_port, gateway_process, stop_process, wait_ready
+from gateway.bench.faults.backend import complete_answer
+from gateway.bench.kit.procs import free_port, gateway_process, stop_process, wait_ready
+from gateway.bench.kit.stats import percentile
 
 CHAT = "/v1/chat/completions"
 MODEL = "specgate-emu"
@@ -40,11 +41,9 @@ PROMPTS = ["Summarize the maintenance report in two sentences.", "Write a Python
            "Extract the dates from: the audit ran 3 May and 9 June.", "Explain TCP slow start briefly."]
 
 
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+def _pct(values: list[float], q: float) -> float:
+    value = percentile(values, q, "floor_index")
+    return float("nan") if value is None else value
 
 
 @dataclass
@@ -329,10 +328,10 @@ async def one_run(log_dir: Path, name: str, seconds: float, concurrency: int, at
     return {"run": name, "attacks_chosen": attacks, "seconds": seconds, "concurrency": concurrency,
             "benign_sent": tally.sent, "benign_ok": tally.ok, "benign_failures": tally.failures,
             "benign_success_rate": round(tally.ok / max(tally.sent, 1), 5),
-            "benign_p50_s": round(percentile(lat, 0.5), 4), "benign_p99_s": round(percentile(lat, 0.99), 4),
+            "benign_p50_s": round(_pct(lat, 50), 4), "benign_p99_s": round(_pct(lat, 99), 4),
             "ejections": ejections, "health_n": len(health),
-            "health_p50_ms": round(percentile(health, 0.5) * 1000, 2),
-            "health_p99_ms": round(percentile(health, 0.99) * 1000, 2),
+            "health_p50_ms": round(_pct(health, 50) * 1000, 2),
+            "health_p99_ms": round(_pct(health, 99) * 1000, 2),
             "health_max_ms": round(max(health, default=float("nan")) * 1000, 2),
             "attacks": outcomes, "samples": samples}
 

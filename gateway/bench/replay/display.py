@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from gateway.bench.verdict import class_rows
+from gateway.bench.replay.verdict import class_rows
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:

@@ -12,8 +12,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.bench.summary import ok, percentile
-from gateway.bench.verdict import class_rows, gateway_policy
+from gateway.bench.kit.stats import percentile
+from gateway.bench.replay.summary import ok
+from gateway.bench.replay.verdict import class_rows, gateway_policy
 
 LOAD_BINS = (0, 2, 4, 8, 16, 32, 64, 128)
 
@@ -124,7 +125,7 @@ def from_results(docs: Sequence[dict[str, Any]], memory: dict[str, Any]) -> Repo
                                            threshold(points), f"{len(points)} bench runs at different loads")
     else:
         load = paired_load_curve(main)
-    from gateway.bench.verdict import overall
+    from gateway.bench.replay.verdict import overall
 
     o = overall(main)
     return ReportData(

@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gateway.bench.procs import fetch_text, free_port, gateway_process, stop_process, wait_ready
+from gateway.bench.kit.procs import fetch_text, free_port, gateway_process, stop_process, wait_ready
 
 ALGORITHMS = ("leastconn", "roundrobin")
 WARM_STARTS = ("none", "file", "peers")

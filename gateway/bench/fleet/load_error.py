@@ -1,4 +1,4 @@
-"""`python -m gateway.bench.load_error`: how far the load each gateway replica routes on is from the truth.
+"""`python -m gateway.bench.fleet.load_error`: how far the load each gateway replica routes on is from the truth.
 
 N gateway apps (in this process, each with its own pool and learner, as N replicas would be) in front of one
 emulated fleet; a closed loop of `--concurrency` streams spread over the replicas round robin. Every 50 ms
@@ -88,7 +88,7 @@ async def measure(replicas: int, concurrency: int, duration_s: float, layout: st
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m gateway.bench.load_error", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m gateway.bench.fleet.load_error", description=__doc__)
     p.add_argument("--replicas", default="1,2,4")
     p.add_argument("--concurrency", type=int, default=48)
     p.add_argument("--duration-s", type=float, default=20.0)
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = [asyncio.run(measure(int(n), args.concurrency, args.duration_s, args.fleet, args.time_scale))
             for n in args.replicas.split(",")]
     doc = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "fleet": args.fleet,
-           "command": "python -m gateway.bench.load_error " + " ".join(argv), "rows": rows}
+           "command": "python -m gateway.bench.fleet.load_error " + " ".join(argv), "rows": rows}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=1) + "\n")
     for r in rows:

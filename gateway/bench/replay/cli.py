@@ -14,8 +14,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from gateway.bench.display import make_console, plot, print_tables
-from gateway.bench.run import (
+from gateway.bench.replay.display import make_console, plot, print_tables
+from gateway.bench.replay.run import (
     POLICIES,
     BenchConfig,
     default_profile,
@@ -24,7 +24,7 @@ from gateway.bench.run import (
     results_document,
     run_policy,
 )
-from gateway.bench.verdict import class_rows, fleet_sentence, overall_sentence, sentence
+from gateway.bench.replay.verdict import class_rows, fleet_sentence, overall_sentence, sentence
 from gateway.emulator import parse_layout
 from gateway.workloads.items import WorkloadError, WorkloadItem, load_workload
 

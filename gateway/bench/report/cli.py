@@ -12,10 +12,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gateway.bench.display import make_console
-from gateway.bench.report_data import ReportData, from_results
-from gateway.bench.report_metrics import from_samples, parse_text, prometheus_report
-from gateway.bench.report_render import html_page, print_report
+from gateway.bench.kit.metrics import parse_text
+from gateway.bench.replay.display import make_console
+from gateway.bench.report.data import ReportData, from_results
+from gateway.bench.report.metrics import from_samples, prometheus_report
+from gateway.bench.report.render import html_page, print_report
 
 GIB = 1024.0**3
 

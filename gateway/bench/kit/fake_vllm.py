@@ -230,3 +230,6 @@ async def _serve_forever(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     asyncio.run(_serve_forever())
+
+
+FakePair = tuple[FakeBackend, FakeBackend]  # the `fakes` fixture: a baseline and a speculative fake

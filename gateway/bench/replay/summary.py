@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from gateway.bench.kit.stats import percentile
+
 Record = dict[str, Any]
-
-
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """Linear-interpolated percentile, q in [0, 100]; None for no values."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    pos = (len(ordered) - 1) * q / 100.0
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
 def _mean(values: Sequence[float]) -> float | None:

@@ -9,24 +9,14 @@ ratio against the requests in flight.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from prometheus_client.parser import text_string_to_metric_families
+from gateway.bench.kit.metrics import Sample
+from gateway.bench.kit.metrics import sample_sum as _sum
+from gateway.bench.report.data import LOAD_BINS, ClassRow, LoadCurve, ReportData, threshold
 
-from gateway.bench.report_data import LOAD_BINS, ClassRow, LoadCurve, ReportData, threshold
-
-Sample = tuple[str, dict[str, str], float]
 ROLES = ("baseline", "speculative")
-
-
-def parse_text(text: str) -> list[Sample]:
-    return [(s.name, dict(s.labels), float(s.value)) for fam in text_string_to_metric_families(text)
-            for s in fam.samples]
-
-
-def _sum(samples: Iterable[Sample], name: str, **match: str) -> float:
-    return sum(v for n, labels, v in samples if n == name and all(labels.get(k) == x for k, x in match.items()))
 
 
 def histogram_quantile(q: float, buckets: Sequence[tuple[float, float]]) -> float | None:

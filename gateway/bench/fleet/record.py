@@ -10,7 +10,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from gateway.bench.balancer import Fleet
+from gateway.bench.fleet.balancer import Fleet
 
 
 @contextlib.asynccontextmanager

@@ -1,0 +1,24 @@
+"""Settings reject unknown enum-like values at start and build every core config."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from gateway.settings import Settings
+
+
+@pytest.mark.parametrize("bad", [{"policy": "fastest"}, {"rules_speculative_classes": ["poetry"]},
+                                 {"log_level": "loud"}, {"backends": ["drafter=http://x"]}])
+def test_unknown_names_are_rejected_at_start(bad: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        Settings(**bad)  # type: ignore[arg-type]
+
+
+def test_every_core_config_comes_from_settings() -> None:
+    s = Settings(forgetting=0.9, margin=0.2, regime_min_dwell_requests=5, long_prompt_tokens=10)
+    assert s.learner_config().forgetting == 0.9
+    assert s.adaptive_config().margin == 0.2
+    assert s.regime_config().min_dwell == 5
+    assert s.classifier_config().long_prompt_tokens == 10
+    assert s.rules_config().speculative_classes == tuple(s.rules_speculative_classes)

@@ -92,6 +92,15 @@ def capped_ratio(ratio: float | None, mean_load: float, cfg: RegimeConfig) -> fl
     return min(ratio, 1.0 / (1.0 + cfg.switch_margin) - 1e-9)
 
 
+def leave_large_batch(state: RegimeState, mean_load: float, decisions: int, cfg: RegimeConfig) -> RegimeState:
+    """A speculative regime under a load above `speculation_max_load` leaves at once: waiting for a lull that
+    sustained load never brings kept 78 more requests on the n-gram server at c = 48 (an emulated replay of the
+    H200 run: 1.9 s against 1.4 s all-baseline)."""
+    if state.role != "speculative" or mean_load <= cfg.speculation_max_load:
+        return state
+    return RegimeState("baseline", decisions, state.ratio, state.switches + 1)
+
+
 def next_regime(state: RegimeState, ratio: float | None, decisions: int, cfg: RegimeConfig) -> RegimeState:
     """The regime after `decisions` decisions of the group, given the latest mix ratio: the same role, with a
     switch pending when the ratio leaves the band after the dwell (or leaves the decisive band at any time),

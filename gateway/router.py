@@ -25,6 +25,7 @@ from gateway.regime import (
     RegimeState,
     capped_ratio,
     follow_fleet,
+    leave_large_batch,
     lull,
     mix_costs,
     mix_ratio,
@@ -180,8 +181,10 @@ class Router:
     def _update_regime(self, group: str, n: int, extra: _Recent | None) -> None:
         before = after = self.regimes[group]
         if extra is not None or n % REGIME_EVERY == 0:
-            ratio = capped_ratio(self._mix_ratio(group, extra), self._mean_load(group), self.regime_config)
-            after = next_regime(before, ratio, n, self.regime_config)
+            mean_load = self._mean_load(group)
+            ratio = capped_ratio(self._mix_ratio(group, extra), mean_load, self.regime_config)
+            after = leave_large_batch(next_regime(before, ratio, n, self.regime_config), mean_load, n,
+                                      self.regime_config)
             after = follow_fleet(after, ratio, self._carried_by_others(group), n, self.settings.regime_follow_band)
         if after.pending is not None:
             after = settle(after, n, self._load_of_role(group, after.role),

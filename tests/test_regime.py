@@ -11,7 +11,17 @@ from gateway.costmodel import Role, StepModel
 from gateway.learner import Learner
 from gateway.metrics import Metrics
 from gateway.protocol import RequestView, request_view
-from gateway.regime import MixSample, RegimeConfig, RegimeState, capped_ratio, lull, mix_ratio, next_regime, settle
+from gateway.regime import (
+    MixSample,
+    RegimeConfig,
+    RegimeState,
+    capped_ratio,
+    leave_large_batch,
+    lull,
+    mix_ratio,
+    next_regime,
+    settle,
+)
 from gateway.router import Router
 from gateway.settings import Settings
 
@@ -156,3 +166,6 @@ def test_a_large_batch_never_asks_for_speculation() -> None:
     leaving = next_regime(RegimeState("speculative", 0), high, 100, CFG)
     assert leaving.pending == "baseline"  # and a speculative regime is asked to leave
     assert capped_ratio(None, 40.0, CFG) is None
+
+    assert leave_large_batch(RegimeState("speculative", 0), 40.0, 7, CFG).role == "baseline"  # at once
+    assert leave_large_batch(RegimeState("speculative", 0), 10.0, 7, CFG).role == "speculative"

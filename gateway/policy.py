@@ -51,6 +51,7 @@ class AdaptiveConfig:
     exception_load: float  # shared GPU: at most this many requests on it, a request may leave the regime ...
     exception_margin: float  # ... to a server predicted this much cheaper for it
     exception_arrivals: float  # ... when at most this many of the group's requests are expected while it runs
+    probe_max_load: float  # shared GPU: no probe while more requests than this are on it or arrive during one
     thompson: bool  # sample the acceptance of backends with a GPU of their own from its posterior
 
 
@@ -290,6 +291,8 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
         return None
     c = idle[0]
     p = predict_on(c, est, inp.features.prompt_tokens, est.tokens_per_step)
+    if c.shared and max(_gpu_load(c), inp.arrival_rates.get(c.group, 0.0) * p.e2e_s) > cfg.probe_max_load:
+        return None  # a busy GPU is not speculated on anyway (the regime's load cap), and a probe slows all of it
     cost = p.cost(cfg.externality_weight)
     return (cost, c, p) if cost <= cap * pick[0] else None
 

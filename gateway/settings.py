@@ -252,7 +252,7 @@ class Settings(BaseSettings):
             explore_unmeasured_max_regret=self.explore_unmeasured_max_regret,
             explore_unmeasured_rate=self.explore_unmeasured_rate, externality_weight=self.externality_weight,
             exception_load=self.regime_exception_load, exception_margin=self.regime_exception_margin,
-            exception_arrivals=self.regime_exception_arrivals,
+            exception_arrivals=self.regime_exception_arrivals, probe_max_load=self.regime_speculation_max_load,
             thompson=self.thompson_sampling)
 
     def regime_config(self) -> RegimeConfig:

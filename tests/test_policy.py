@@ -223,6 +223,21 @@ def test_no_exception_to_the_regime_when_requests_will_arrive_during_it() -> Non
     assert d.role == "baseline" and d.reason == "regime_baseline"
 
 
+def test_no_probe_on_a_gpu_past_the_speculation_load_cap() -> None:
+    """Seen on mixed-high: probes of unmeasured classes at 70-80 requests running (and one at the second request
+    of a 35 requests/s flood) slowed the whole batch, the queue never drained: 2.0 s against 0.99 s. The regime
+    does not speculate there anyway."""
+    f = extract(request_view(CHAT, chat("Return JSON", temperature=0, max_tokens=64)), CFG)
+    cfg = dataclasses.replace(ADAPTIVE, explore_unmeasured_rate=0.25, explore_unmeasured_max_regret=3.0)
+    quiet = _inp(f, "structured", tps=1.2, output=64, shared=True, draw=0.1)
+    probe = decide("adaptive", quiet, RULES, cfg)
+    assert probe is not None and probe.reason == "explore"
+    busy = decide("adaptive", _inp(f, "structured", 40, tps=1.2, output=64, shared=True, draw=0.1), RULES, cfg)
+    assert busy is not None and busy.reason != "explore"
+    flood = decide("adaptive", dataclasses.replace(quiet, arrival_rates={"gpu0": 500.0}), RULES, cfg)
+    assert flood is not None and flood.reason != "explore"
+
+
 def test_a_measured_class_is_probed_on_a_shared_gpu_only_while_the_gpu_is_quiet() -> None:
     """A probe co-runs with the regime's batch and slows all of it (creative-heavy: one 114-token probe cost the
     five baseline requests beside it ~0.3 s each); once a class is measured, probes wait for a quiet GPU."""

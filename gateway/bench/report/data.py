@@ -113,7 +113,8 @@ def from_results(docs: Sequence[dict[str, Any]], memory: dict[str, Any]) -> Repo
                 latency[role] = _latency(recs)
         gw = gateway_policy(main["policies"])
         routed = main["policies"][gw]["by_class"].get(task_class, {}).get("routed", {}) if gw else {}
-        rows.append(ClassRow(task_class, row["requests"], row["tokens_per_step"], row["speedup"], latency, dict(routed)))
+        rows.append(ClassRow(task_class, row["requests"], row["tokens_per_step"], row["speedup"], latency,
+                             dict(routed)))
     if len(docs) > 1:
         points = []
         for doc in docs:

@@ -1,8 +1,8 @@
 """A hostile client mixed into benign load, against the emulated pair (`python -m gateway.bench.faults --hostile-s`).
 
 Two runs of the same length on fresh processes (`specgate emulate` + `python -m gateway serve`, adaptive
-policy): benign load alone, then benign load with a hostile client that cycles through every attack of
-issue 12 a client can make. Measured per run: benign success rate and latency percentiles, ejections,
+policy): benign load alone, then benign load with a hostile client that cycles through every attack in
+`ATTACKS` a client can make. Measured per run: benign success rate and latency percentiles, ejections,
 `/health` latency (polled every 50 ms), and the gateway's RSS, file descriptors and asyncio tasks.
 Upstream-side defects (redirects, gzip or huge answers, odd `/v1/models`) need a misbehaving upstream,
 not a client: tests/test_hostile.py covers those.

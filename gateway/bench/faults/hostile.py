@@ -26,7 +26,7 @@ import aiohttp
 import orjson
 import psutil
 
-from gateway.bench.faults.backend import complete_answer
+from gateway.bench.faults.backend import answer_failure
 from gateway.bench.kit.procs import free_port, gateway_process, stop_process, wait_ready
 from gateway.bench.kit.stats import percentile
 
@@ -65,12 +65,9 @@ async def benign_request(s: aiohttp.ClientSession, url: str, rng: random.Random,
     t0 = time.perf_counter()
     try:
         async with s.post(url + CHAT, json=body, timeout=aiohttp.ClientTimeout(total=60)) as r:
-            data = await r.read()
-            if r.status != 200:
-                tally.fail(str(r.status))
-                return
-            if not complete_answer(data, stream):
-                tally.fail("incomplete")
+            failure = answer_failure(r.status, await r.read(), stream)
+            if failure is not None:
+                tally.fail(failure)
                 return
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:
         tally.fail(type(exc).__name__)

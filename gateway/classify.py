@@ -16,9 +16,10 @@ import re
 import string
 from dataclasses import dataclass
 
+from gateway.domain import TASK_CLASSES, TaskClass
 from gateway.protocol import RequestView
 
-CLASSES = ("structured", "code", "extraction", "chat", "creative", "long_context")
+CLASSES: tuple[TaskClass, ...] = TASK_CLASSES
 TEMPERATURE_BUCKETS = ("greedy", "low", "high")
 
 # Word cues match whole words: the lower-cased prompt with punctuation and whitespace turned into spaces,
@@ -131,7 +132,7 @@ def features(view: RequestView, config: ClassifierConfig) -> Features:
     )
 
 
-def classify(f: Features, config: ClassifierConfig) -> str:
+def classify(f: Features, config: ClassifierConfig) -> TaskClass:
     """One class per request; the order of the checks is the documented precedence."""
     if f.prompt_tokens >= config.long_prompt_tokens:
         return "long_context"

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
-Role = Literal["baseline", "speculative"]
-ROLES: tuple[Role, Role] = ("baseline", "speculative")
+from gateway.domain import ROLES as ROLES  # the role names live in gateway.domain; re-exported for the core
+from gateway.domain import Role as Role
+
 OTHER_ROLE: dict[Role, Role] = {"baseline": "speculative", "speculative": "baseline"}
 
 

@@ -22,6 +22,7 @@ from typing import Literal
 
 from gateway.classify import Features
 from gateway.costmodel import CoRunner, Prediction, RequestShape, Role, StepModel, predict
+from gateway.domain import Reason
 
 PolicyName = Literal["adaptive", "rules", "baseline", "speculative", "clairvoyant", "round_robin", "least_loaded",
                      "hindsight"]
@@ -104,7 +105,7 @@ class PolicyInput:
 class Decision:
     backend: str
     role: Role
-    reason: str  # stable token, also a metric label
+    reason: Reason  # stable token, also a metric label
     detail: str  # header text: token plus numbers
     predicted_e2e_s: float | None = None
     predicted_ttft_s: float | None = None
@@ -120,7 +121,7 @@ def _of_role(inp: PolicyInput, role: Role) -> list[Candidate]:
     return [c for c in inp.candidates if c.role == role]
 
 
-def _static(inp: PolicyInput, role: Role, reason: str) -> Decision:
+def _static(inp: PolicyInput, role: Role, reason: Reason) -> Decision:
     """The least-loaded backend of `role`, or of any role when `role` has none."""
     chosen = _least_loaded(_of_role(inp, role) or list(inp.candidates))
     return Decision(chosen.name, chosen.role, reason, reason)
@@ -216,7 +217,7 @@ def _best(scored: Sequence[Scored], role: Role) -> Scored | None:
     return min(of_role, key=lambda s: s[0]) if of_role else None
 
 
-def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: str) -> Decision:
+def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: Reason) -> Decision:
     """The candidate with the lowest predicted cost (latency + weighted delay imposed on others); a
     speculative backend must win by `margin`; bounded probes of what the regime keeps unmeasured."""
     est = inp.estimates
@@ -240,7 +241,8 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
             reason = f"regime_{pick[1].role}"
     else:  # a shared group's regime left one role
         pick = min(scored, key=lambda s: s[0])
-        reason = f"regime_{pick[1].role}" if len(scored) < len(inp.candidates) else token
+        regime: Reason = "regime_speculative" if pick[1].role == "speculative" else "regime_baseline"
+        reason = regime if len(scored) < len(inp.candidates) else token
     probe = _probe(inp, cfg, est, pick) if explore else None
     if probe is not None:
         pick, reason = probe, "explore"

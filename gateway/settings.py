@@ -151,19 +151,11 @@ class Settings(BaseSettings):
 
     @field_validator("api_keys", mode="before")
     @classmethod
-    def _keys_not_blank(cls, value: Any) -> Any:
-        """`SPECGATE_API_KEYS=" , "` meant to turn auth on: refuse to start rather than run without it."""
-        keys = _split_csv(value)
-        if isinstance(value, str) and value.strip() and not keys:
-            raise ValueError("SPECGATE_API_KEYS is set but holds no key (only blanks and commas)")
-        return keys
-
-    @field_validator("api_keys", mode="before")
-    @classmethod
     def _no_blank_keys(cls, value: Any) -> Any:
+        """`SPECGATE_API_KEYS=" , "` meant to turn auth on: refuse to start rather than run without it."""
         if isinstance(value, str) and value and not value.replace(",", "").strip():
             raise ValueError("SPECGATE_API_KEYS is set but holds no key (only blanks): refusing to run without auth")
-        return value
+        return _split_csv(value)
 
     @field_validator("baseline_urls", "speculative_urls")
     @classmethod

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import aiohttp
 import pytest
 
 from gateway.bench.kit.fake_vllm import FakePair
-from gateway.bench.kit.inproc import GatewayFactory
+from gateway.bench.kit.inproc import GatewayFactory, RunningGateway
 
 pytestmark = pytest.mark.asyncio
 
@@ -21,13 +23,21 @@ async def send(session: aiohttp.ClientSession, url: str) -> str:
         return r.headers["x-specgate-backend"]
 
 
-async def test_routing_follows_an_acceptance_change(gateway_factory: GatewayFactory, fakes: FakePair) -> None:
+async def paced_pair(gateway_factory: GatewayFactory, fakes: FakePair, base_pace: tuple[int, int, float],
+                     spec_pace: tuple[int, int, float], **settings: Any) -> RunningGateway:
+    """The fakes answer in (chunks, tokens per chunk, seconds per chunk); a seeded gateway in front."""
+    for fake, (chunks, tokens, delay) in zip(fakes, (base_pace, spec_pace), strict=True):
+        fake.chunks, fake.tokens_per_chunk, fake.chunk_delay_s = chunks, tokens, delay
     base, spec = fakes
+    return await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], random_seed=7,
+                                 forgetting=0.9, **settings)
+
+
+async def test_routing_follows_an_acceptance_change(gateway_factory: GatewayFactory, fakes: FakePair) -> None:
+    _, spec = fakes
     # 40 tokens: baseline 40 steps of 4 ms; speculative 10 steps of 6 ms at 4 tokens a step (≈2.7× faster).
-    base.chunks, base.tokens_per_chunk, base.chunk_delay_s = 40, 1, 0.004
-    spec.chunks, spec.tokens_per_chunk, spec.chunk_delay_s = 10, 4, 0.006
-    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], explore_rate=0.1, random_seed=7,
-                               forgetting=0.9, prior_step_s=0.004, prior_speculative_step_s=0.006)
+    gw = await paced_pair(gateway_factory, fakes, (40, 1, 0.004), (10, 4, 0.006), explore_rate=0.1,
+                          prior_step_s=0.004, prior_speculative_step_s=0.006)
     async with aiohttp.ClientSession() as s:
         before = [await send(s, gw.url) for _ in range(25)]
         # Acceptance collapses: one token a step, each step still 6 ms (now 1.5× slower than baseline).
@@ -43,12 +53,9 @@ async def test_routing_follows_an_acceptance_change(gateway_factory: GatewayFact
 
 async def test_adaptive_prefers_baseline_when_speculation_is_slow(
         gateway_factory: GatewayFactory, fakes: FakePair) -> None:
-    base, spec = fakes
     # A draft model that costs more than it saves: 2 tokens a step at 3× the step time.
-    base.chunks, base.tokens_per_chunk, base.chunk_delay_s = 30, 1, 0.003
-    spec.chunks, spec.tokens_per_chunk, spec.chunk_delay_s = 15, 2, 0.009
-    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], explore_rate=0.05, random_seed=7,
-                               forgetting=0.9, prior_step_s=0.003, prior_speculative_step_s=0.004)
+    gw = await paced_pair(gateway_factory, fakes, (30, 1, 0.003), (15, 2, 0.009), explore_rate=0.05,
+                          prior_step_s=0.003, prior_speculative_step_s=0.004)
     async with aiohttp.ClientSession() as s:
         routed = [await send(s, gw.url) for _ in range(48)]
     # the regime may try speculation first (optimism while unmeasured), and holds it at least

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parent.parent / "gateway"
-PURE = ["classify.py", "costmodel.py", "learner.py", "stepfit.py", "policy.py", "regime.py", "vllm_metrics.py",
-        "protocol.py"]
+PURE = ["classify.py", "costmodel.py", "domain.py", "learner.py", "stepfit.py", "policy.py", "regime.py",
+        "vllm_metrics.py", "protocol.py"]
 FORBIDDEN_IN_PURE = {"aiohttp", "asyncio", "time", "socket", "os", "random", "logging", "gateway.backends",
                      "gateway.proxy", "gateway.app"}
 ROUTING = {"gateway.classify", "gateway.costmodel", "gateway.learner", "gateway.policy", "gateway.router"}

@@ -22,3 +22,22 @@ def test_relative_links_in_readme_and_docs_resolve() -> None:
             if "://" in target or target.startswith("mailto:"):
                 continue
             assert (page.parent / target).exists(), f"{page.name} links to missing {target}"
+
+
+def _pages() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "deploy" / "README.md",
+            ROOT / "gateway" / "CONTRACTS.md"]
+
+
+def test_no_issue_numbers_in_prose() -> None:
+    for page in _pages():
+        prose = re.sub(r"`[^`]*`|\]\([^)]*\)", "", page.read_text())  # code spans and link targets are names
+        found = re.findall(r"\b[Ii]ssues? ?#?\d+|(?<![\w&])#\d+\b", prose)
+        assert not found, f"{page.name} cites issue numbers {found}: say what the change is instead"
+
+
+def test_contracts_name_only_files_that_exist() -> None:
+    text = (ROOT / "gateway" / "CONTRACTS.md").read_text()
+    for path in re.findall(r"(?<![\w/.-])((?:gateway|deploy|dashboards|tests|docs)/[\w./-]*\w)", text):
+        if "*" not in path and "<" not in path:
+            assert (ROOT / path).exists(), f"CONTRACTS.md names missing {path}"

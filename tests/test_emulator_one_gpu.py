@@ -1,4 +1,4 @@
-"""Issue 17's emulator changes: vLLM's dynamic speculative decoding (a profile option), the fixed-γ padding of
+"""The emulator's one-GPU features: vLLM's dynamic speculative decoding (a profile option), the fixed-γ padding of
 decode steps, and what random weights generate greedily (dummy mode)."""
 
 from __future__ import annotations

@@ -28,6 +28,14 @@ def body(stream: bool = False, **extra: Any) -> dict[str, Any]:
     return {**BODY, "stream": stream, **extra}
 
 
+async def faulty_baseline(gateway_factory: Any, fakes: tuple[FakeBackend, FakeBackend], mode: str,
+                          **settings: Any) -> Any:
+    """A gateway that sends everything to the baseline fake, which misbehaves in `mode`."""
+    base, spec = fakes
+    base.mode = mode
+    return await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], policy="baseline", **settings)
+
+
 async def get_text(url: str) -> tuple[int, str]:
     async with aiohttp.ClientSession() as s, s.get(url) as r:
         return r.status, await r.text()
@@ -128,10 +136,9 @@ async def test_kill_backend_mid_load(gateway_factory: Any, stream: bool) -> None
 @pytest.mark.wallclock
 async def test_hang_fails_over_after_first_byte_timeout(gateway_factory: Any,
                                                         fakes: tuple[FakeBackend, FakeBackend]) -> None:
-    base, spec = fakes
-    base.mode = "hang"
-    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], policy="baseline",
-                               first_byte_timeout_s=0.3, nonstream_timeout_per_token_s=0.0)
+    base, _ = fakes
+    gw = await faulty_baseline(gateway_factory, fakes, "hang", first_byte_timeout_s=0.3,
+                               nonstream_timeout_per_token_s=0.0)
     async with aiohttp.ClientSession() as s:
         for stream in (False, True):
             t0 = time.monotonic()
@@ -228,9 +235,7 @@ async def test_flaky_500_half_the_time_all_succeed(gateway_factory: Any,
                                                    fakes: tuple[FakeBackend, FakeBackend]) -> None:
     """The baseline, which takes all traffic, answers 500 to every other request."""
     base, spec = fakes
-    base.mode = "flaky"
-    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], policy="baseline",
-                               eject_consecutive_failures=1000, max_attempts=4)
+    gw = await faulty_baseline(gateway_factory, fakes, "flaky", eject_consecutive_failures=1000, max_attempts=4)
     n = 40
     async with aiohttp.ClientSession() as s:
 
@@ -314,9 +319,8 @@ async def test_ejection_visible_and_return_after_health(gateway_factory: Any,
 async def test_backend_breaking_every_stream_is_ejected(gateway_factory: Any,
                                                         fakes: tuple[FakeBackend, FakeBackend]) -> None:
     base, spec = fakes
-    base.mode = "truncate"
-    gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], policy="baseline",
-                               eject_consecutive_failures=3, eject_base_cooldown_s=5.0)
+    gw = await faulty_baseline(gateway_factory, fakes, "truncate", eject_consecutive_failures=3,
+                               eject_base_cooldown_s=5.0)
     async with aiohttp.ClientSession() as s:
         for _ in range(5):
             await read_stream(s, gw.url, body(True))

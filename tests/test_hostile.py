@@ -1,4 +1,4 @@
-"""Hostile input (issue 12): one regression test per defect a hostile review found, each against a real
+"""Hostile input: one regression test per defect a hostile review found, each against a real
 gateway on 127.0.0.1 in front of real aiohttp upstreams that misbehave on purpose.
 
 Where a test needs a bound in time, it is a deadlock guard many times the expected time, never a speed

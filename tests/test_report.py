@@ -59,7 +59,7 @@ def test_report_from_bench_results(tmp_path: Path) -> None:
     low = _doc(0, {"structured": 0.5, "creative": 1.3})
     high = _doc(40, {"structured": 1.4, "creative": 1.8})
     data = from_results([low, high], second_server_memory("h200-draft", None))
-    rows = {r.cls: r for r in data.classes}
+    rows = {r.task_class: r for r in data.classes}
     assert rows["structured"].speedup == 2.0 and rows["creative"].speedup is not None
     assert rows["creative"].speedup < 1
     assert rows["structured"].tokens_per_step == round(100 / 30, 3)
@@ -139,7 +139,7 @@ async def test_report_on_live_gateway_metrics(tmp_path: Path) -> None:
             await runner.cleanup()
     assert rc == 0 and "data:image/png" in html.read_text()
     data = from_samples(parse_text(text), "live", {"second_server_gib": None})
-    rows = {r.cls: r for r in data.classes}
+    rows = {r.task_class: r for r in data.classes}
     assert set(classes) <= set(rows)
     assert sum(r.requests for r in data.classes) == len(classes)
     structured = rows["structured"]
@@ -192,7 +192,7 @@ async def test_report_from_prometheus_api() -> None:
     finally:
         await runner.cleanup()
     row = data.classes[0]
-    assert row.cls == "chat" and row.speedup == round((3.0 / 600) / (0.5 / 200), 3)
+    assert row.task_class == "chat" and row.speedup == round((3.0 / 600) / (0.5 / 200), 3)
     assert row.routed == {"baseline": 30, "speculative": 10}
     assert data.load is not None and data.load.points == [(0.0, 2.0), (4.0, 1.25), (16.0, 0.667)]
     assert data.load.threshold is not None and 4 < data.load.threshold < 16

@@ -1,4 +1,4 @@
-"""Issue 17's table: each one-GPU layout's rows, real next to emulated (results.json files of real_bench.py).
+"""The one-GPU table: each one-GPU layout's rows, real next to emulated (results.json files of real_bench.py).
 
     python deploy/gpu/one_gpu_table.py REAL_DIR [EMULATED_DIR...]
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 17's scripted phases on one GPU, one device call per stage, everything packed into $OUT/<stage>.tgz.
+# The scripted one-GPU phases, one device call per stage, everything packed into $OUT/<stage>.tgz.
 #   bash deploy/gpu/run_one_gpu.sh singles [--no-vllm]   # (a) baseline, (b) dynamic-K n-gram, (b') static n-gram,
 #                                                        # each alone at --gpu-memory-utilization 0.90, no gateway
 #   bash deploy/gpu/run_one_gpu.sh pair [--no-vllm]      # (c) adaptive, 2 seeds, (d) static policies, on the pair at

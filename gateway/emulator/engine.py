@@ -74,16 +74,8 @@ class RequestHandle:
 
 
 class Engine:
-    def __init__(
-        self,
-        role: str,
-        profile: Profile,
-        clock: SimClock,
-        gpu: SharedGPU,
-        metrics: EngineMetrics,
-        stats: ServerStats,
-        speculative: bool,
-    ) -> None:
+    def __init__(self, role: str, profile: Profile, clock: SimClock, gpu: SharedGPU, metrics: EngineMetrics,
+                 stats: ServerStats, speculative: bool) -> None:
         self.role = role
         self.profile = profile
         self.clock = clock

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 
 from aiohttp import web
 
 from .clock import SharedGPU, SimClock
 from .profiles import Profile, get_profile
+from .served import Served
 from .server import EmulatedServer
 
 ENTRIES = ("pair", "baseline", "speculative")
@@ -43,7 +43,7 @@ class FleetServer:
     server: EmulatedServer
 
 
-class EmulatedFleet:
+class EmulatedFleet(Served):
     """Async context manager: `async with EmulatedFleet(["baseline", "speculative"]) as fleet:` ->
     `fleet.servers`, `fleet.backends_setting()` (the value of `SPECGATE_BACKENDS`)."""
 
@@ -94,15 +94,3 @@ class EmulatedFleet:
         except BaseException:
             await self.stop()
             raise
-
-    async def stop(self) -> None:
-        while self._runners:
-            await self._runners.pop().cleanup()
-
-    async def __aenter__(self) -> EmulatedFleet:
-        await self.start()
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await self.stop()

@@ -22,43 +22,41 @@ class EngineMetrics:
         r = self.registry
         base = ("engine", "model_name")
         lv = {"engine": "0", "model_name": model_name}
-        self.running = Gauge("vllm:num_requests_running", "Number of requests in model execution batches.",
-                             base, registry=r).labels(**lv)
-        self.waiting = Gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.",
-                             base, registry=r).labels(**lv)
-        self.kv_usage = Gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.",
-                              base, registry=r).labels(**lv)
-        self.preemptions = Counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.",
-                                   base, registry=r).labels(**lv)
-        self.prefix_queries = Counter("vllm:prefix_cache_queries",
-                                      "Prefix cache queries, in terms of number of queried tokens.",
-                                      base, registry=r).labels(**lv)
-        self.prefix_hits = Counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.",
-                                   base, registry=r).labels(**lv)
-        self.prompt_tokens = Counter("vllm:prompt_tokens", "Number of prefill tokens processed.",
-                                     base, registry=r).labels(**lv)
-        self.generation_tokens = Counter("vllm:generation_tokens", "Number of generation tokens processed.",
-                                         base, registry=r).labels(**lv)
+
+        def gauge(name: str, doc: str) -> Gauge:
+            return Gauge(name, doc, base, registry=r).labels(**lv)
+
+        def counter(name: str, doc: str) -> Counter:
+            return Counter(name, doc, base, registry=r).labels(**lv)
+
+        def histogram(name: str, doc: str, buckets: tuple[float, ...]) -> Histogram:
+            return Histogram(name, doc, base, buckets=buckets, registry=r).labels(**lv)
+
+        self.running = gauge("vllm:num_requests_running", "Number of requests in model execution batches.")
+        self.waiting = gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.")
+        self.kv_usage = gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.")
+        self.preemptions = counter("vllm:num_preemptions", "Cumulative number of preemption from the engine.")
+        self.prefix_queries = counter("vllm:prefix_cache_queries",
+                                      "Prefix cache queries, in terms of number of queried tokens.")
+        self.prefix_hits = counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.")
+        self.prompt_tokens = counter("vllm:prompt_tokens", "Number of prefill tokens processed.")
+        self.generation_tokens = counter("vllm:generation_tokens", "Number of generation tokens processed.")
         success = Counter("vllm:request_success", "Count of successfully processed requests.",
                           (*base, "finished_reason"), registry=r)
         self.success = {reason: success.labels(finished_reason=reason, **lv) for reason in FINISHED_REASONS}
-        self.ttft = Histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
-                              base, buckets=TTFT_BUCKETS, registry=r).labels(**lv)
-        self.itl = Histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
-                             base, buckets=ITL_BUCKETS, registry=r).labels(**lv)
-        self.e2e = Histogram("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.",
-                             base, buckets=E2E_BUCKETS, registry=r).labels(**lv)
-        self.queue_time = Histogram("vllm:request_queue_time_seconds",
-                                    "Histogram of time spent in WAITING phase for request.",
-                                    base, buckets=E2E_BUCKETS, registry=r).labels(**lv)
+        self.ttft = histogram("vllm:time_to_first_token_seconds",
+                              "Histogram of time to first token in seconds.", TTFT_BUCKETS)
+        self.itl = histogram("vllm:inter_token_latency_seconds",
+                             "Histogram of inter-token latency in seconds.", ITL_BUCKETS)
+        self.e2e = histogram("vllm:e2e_request_latency_seconds",
+                             "Histogram of e2e request latency in seconds.", E2E_BUCKETS)
+        self.queue_time = histogram("vllm:request_queue_time_seconds",
+                                    "Histogram of time spent in WAITING phase for request.", E2E_BUCKETS)
         self.speculative = speculative
         if speculative:
-            self.drafts = Counter("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.",
-                                  base, registry=r).labels(**lv)
-            self.draft_tokens = Counter("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.",
-                                        base, registry=r).labels(**lv)
-            self.accepted_tokens = Counter("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.",
-                                           base, registry=r).labels(**lv)
+            self.drafts = counter("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.")
+            self.draft_tokens = counter("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.")
+            self.accepted_tokens = counter("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.")
             per_pos = Counter("vllm:spec_decode_num_accepted_tokens_per_pos", "Accepted tokens per draft position.",
                               (*base, "position"), registry=r)
             self.accepted_per_pos = [per_pos.labels(position=str(i), **lv) for i in range(gamma)]

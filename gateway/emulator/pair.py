@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import TracebackType
 
 from aiohttp import web
 
 from .clock import SharedGPU, SimClock
 from .profiles import Profile, get_profile
+from .served import Served
 from .server import EmulatedServer
 
 
-class EmulatedPair:
+class EmulatedPair(Served):
     """Async context manager; ports 0 pick free ports.
 
     `async with EmulatedPair(profile="h200-ngram") as pair:` -> `pair.baseline_url`, `pair.speculative_url`,
@@ -74,16 +74,3 @@ class EmulatedPair:
             await self.stop()
             raise
         self.baseline_url, self.speculative_url = urls
-
-    async def stop(self) -> None:
-        while self._runners:
-            await self._runners.pop().cleanup()
-
-    async def __aenter__(self) -> EmulatedPair:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.stop()

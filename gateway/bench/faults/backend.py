@@ -109,6 +109,13 @@ class FaultBackend:
         return resp
 
 
+def answer_failure(status: int, data: bytes, stream: bool) -> str | None:
+    """Why an answer does not count as completed (its status, or `incomplete`), or None when it does."""
+    if status != 200:
+        return str(status)
+    return None if complete_answer(data, stream) else "incomplete"
+
+
 def complete_answer(data: bytes, stream: bool) -> bool:
     """A whole answer: a stream that reached `data: [DONE]`, or a completion with its choices."""
     return data.rstrip().endswith(b"data: [DONE]") if stream else b'"choices"' in data

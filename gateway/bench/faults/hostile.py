@@ -1,8 +1,8 @@
 """A hostile client mixed into benign load, against the emulated pair (`python -m gateway.bench.faults --hostile-s`).
 
 Two runs of the same length on fresh processes (`specgate emulate` + `python -m gateway serve`, adaptive
-policy): benign load alone, then benign load with a hostile client that cycles through every attack of
-issue 12 a client can make. Measured per run: benign success rate and latency percentiles, ejections,
+policy): benign load alone, then benign load with a hostile client that cycles through every attack in
+`ATTACKS` a client can make. Measured per run: benign success rate and latency percentiles, ejections,
 `/health` latency (polled every 50 ms), and the gateway's RSS, file descriptors and asyncio tasks.
 Upstream-side defects (redirects, gzip or huge answers, odd `/v1/models`) need a misbehaving upstream,
 not a client: tests/test_hostile.py covers those.
@@ -26,7 +26,7 @@ import aiohttp
 import orjson
 import psutil
 
-from gateway.bench.faults.backend import complete_answer
+from gateway.bench.faults.backend import answer_failure
 from gateway.bench.kit.procs import free_port, gateway_process, stop_process, wait_ready
 from gateway.bench.kit.stats import percentile
 
@@ -65,12 +65,9 @@ async def benign_request(s: aiohttp.ClientSession, url: str, rng: random.Random,
     t0 = time.perf_counter()
     try:
         async with s.post(url + CHAT, json=body, timeout=aiohttp.ClientTimeout(total=60)) as r:
-            data = await r.read()
-            if r.status != 200:
-                tally.fail(str(r.status))
-                return
-            if not complete_answer(data, stream):
-                tally.fail("incomplete")
+            failure = answer_failure(r.status, await r.read(), stream)
+            if failure is not None:
+                tally.fail(failure)
                 return
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:
         tally.fail(type(exc).__name__)

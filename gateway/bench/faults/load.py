@@ -11,7 +11,7 @@ from typing import Any
 
 import aiohttp
 
-from gateway.bench.faults.backend import CHAT, MODEL, complete_answer
+from gateway.bench.faults.backend import CHAT, MODEL, answer_failure
 
 
 @dataclass
@@ -55,11 +55,9 @@ async def one_request(session: aiohttp.ClientSession, url: str, stream: bool, ta
                 else:
                     tally.fail(f"{r.status} broken")
                 return
-            if r.status != 200:
-                tally.fail(str(r.status))
-                return
-            if not complete_answer(data, stream):
-                tally.fail("200 incomplete")
+            failure = answer_failure(r.status, data, stream)
+            if failure is not None:
+                tally.fail("200 incomplete" if failure == "incomplete" else failure)
                 return
             tally.completed += 1
             if r.headers.get("x-specgate-reason", "").startswith("failover"):

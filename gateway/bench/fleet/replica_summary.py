@@ -1,4 +1,4 @@
-"""`python -m gateway.bench.fleet.replica_summary DIR`: issue 16's replica targets from `specgate bench --gateways N`
+"""`python -m gateway.bench.fleet.replica_summary DIR`: the replica targets from `specgate bench --gateways N`
 result files in DIR (named `<workload>-g<N>-seed<S>.json`, `<workload>-workers2-seed<S>.json`,
 `<workload>-g2-rolling-<warm>-seed<S>.json`); prints markdown tables and writes DIR/summary.json.
 

@@ -21,7 +21,7 @@ LOAD_BINS = (0, 2, 4, 8, 16, 32, 64, 128)
 
 @dataclass(slots=True)
 class ClassRow:
-    cls: str
+    task_class: str
     requests: int = 0
     tokens_per_step: float | None = None
     speedup: float | None = None
@@ -105,15 +105,16 @@ def from_results(docs: Sequence[dict[str, Any]], memory: dict[str, Any]) -> Repo
     main = max(docs, key=lambda d: len(d["policies"]))
     rows = []
     for row in class_rows(main):
-        cls = row["class"]
+        task_class = row["class"]
         latency = {}
         for role in ("baseline", "speculative"):
-            recs = [r for r in main["policies"].get(role, {}).get("requests", []) if r.get("class") == cls]
+            recs = [r for r in main["policies"].get(role, {}).get("requests", []) if r.get("class") == task_class]
             if recs:
                 latency[role] = _latency(recs)
         gw = gateway_policy(main["policies"])
-        routed = main["policies"][gw]["by_class"].get(cls, {}).get("routed", {}) if gw else {}
-        rows.append(ClassRow(cls, row["requests"], row["tokens_per_step"], row["speedup"], latency, dict(routed)))
+        routed = main["policies"][gw]["by_class"].get(task_class, {}).get("routed", {}) if gw else {}
+        rows.append(ClassRow(task_class, row["requests"], row["tokens_per_step"], row["speedup"], latency,
+                             dict(routed)))
     if len(docs) > 1:
         points = []
         for doc in docs:

@@ -37,24 +37,25 @@ def histogram_quantile(q: float, buckets: Sequence[tuple[float, float]]) -> floa
     return prev_le
 
 
-def _quantiles(samples: Sequence[Sample], role: str, cls: str) -> dict[str, float | None]:
+def _quantiles(samples: Sequence[Sample], role: str, task_class: str) -> dict[str, float | None]:
     per_le: dict[float, float] = {}
     for name, labels, value in samples:
         if name == "specgate_request_duration_seconds_bucket" and labels.get("role") == role \
-                and labels.get("class") == cls:
+                and labels.get("class") == task_class:
             le = float(labels["le"])
             per_le[le] = per_le.get(le, 0.0) + value
     pairs = sorted(per_le.items())
     return {f"p{int(q * 100)}": histogram_quantile(q, pairs) for q in (0.5, 0.9, 0.99)}
 
 
-def _mean(samples: Sequence[Sample], base: str, role: str, cls: str) -> float | None:
-    count = _sum(samples, f"{base}_count", role=role, **{"class": cls})
-    return _sum(samples, f"{base}_sum", role=role, **{"class": cls}) / count if count else None
+def _mean(samples: Sequence[Sample], base: str, role: str, task_class: str) -> float | None:
+    count = _sum(samples, f"{base}_count", role=role, **{"class": task_class})
+    return _sum(samples, f"{base}_sum", role=role, **{"class": task_class}) / count if count else None
 
 
-def _learned_tps(samples: Sequence[Sample], cls: str) -> float | None:
-    values = [v for n, labels, v in samples if n == "specgate_learned_tokens_per_step" and labels.get("class") == cls]
+def _learned_tps(samples: Sequence[Sample], task_class: str) -> float | None:
+    values = [v for n, labels, v in samples
+              if n == "specgate_learned_tokens_per_step" and labels.get("class") == task_class]
     return round(sum(values) / len(values), 3) if values else None
 
 
@@ -63,17 +64,18 @@ def from_samples(samples: Sequence[Sample], source: str, memory: dict[str, Any],
     classes = sorted({labels["class"] for n, labels, _ in samples
                       if n == "specgate_requests_total" and "class" in labels})
     rows = []
-    for cls in classes:
-        routed = {role: _sum(samples, "specgate_requests_total", role=role, **{"class": cls}) for role in ROLES}
-        tpot = {role: _mean(samples, "specgate_time_per_output_token_seconds", role, cls) for role in ROLES}
-        e2e = {role: _mean(samples, "specgate_request_duration_seconds", role, cls) for role in ROLES}
+    for task_class in classes:
+        routed = {role: _sum(samples, "specgate_requests_total", role=role, **{"class": task_class}) for role in ROLES}
+        tpot = {role: _mean(samples, "specgate_time_per_output_token_seconds", role, task_class) for role in ROLES}
+        e2e = {role: _mean(samples, "specgate_request_duration_seconds", role, task_class) for role in ROLES}
         ratio = None
         if tpot["baseline"] and tpot["speculative"]:
             ratio = round(tpot["baseline"] / tpot["speculative"], 3)
         elif e2e["baseline"] and e2e["speculative"]:
             ratio = round(e2e["baseline"] / e2e["speculative"], 3)
-        latency = {role: _quantiles(samples, role, cls) for role in ROLES if routed[role]}
-        rows.append(ClassRow(cls, int(sum(routed.values())), _learned_tps(samples, cls), ratio, latency, routed))
+        latency = {role: _quantiles(samples, role, task_class) for role in ROLES if routed[role]}
+        rows.append(ClassRow(task_class, int(sum(routed.values())), _learned_tps(samples, task_class), ratio, latency,
+                             routed))
     inflight = {labels.get("backend", "?"): v for n, labels, v in samples if n == "specgate_inflight_requests"}
     if load is None:
         load = LoadCurve("requests in flight", [], None,

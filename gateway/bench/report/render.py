@@ -31,8 +31,8 @@ def class_verdict(row: ClassRow) -> str:
 
 def verdict_lines(data: ReportData) -> list[str]:
     lines = []
-    pays = [r.cls for r in data.classes if r.speedup is not None and r.speedup >= PAYS]
-    hurts = [r.cls for r in data.classes if r.speedup is not None and r.speedup <= HURTS]
+    pays = [r.task_class for r in data.classes if r.speedup is not None and r.speedup >= PAYS]
+    hurts = [r.task_class for r in data.classes if r.speedup is not None and r.speedup <= HURTS]
     if data.overall_speedup is not None:
         s = data.overall_speedup
         if abs(s - 1.0) < 0.02:
@@ -82,7 +82,7 @@ def table(data: ReportData) -> Table:
             return "-" if not q else "/".join(_f(q.get(k)) for k in ("p50", "p90", "p99"))
 
         routed = f"{r.routed.get('baseline', 0):.0f}/{r.routed.get('speculative', 0):.0f}" if r.routed else "-"
-        t.add_row(r.cls, str(r.requests), _f(r.tokens_per_step), _f(r.speedup, 2, "x"), pct("baseline"),
+        t.add_row(r.task_class, str(r.requests), _f(r.tokens_per_step), _f(r.speedup, 2, "x"), pct("baseline"),
                   pct("speculative"), routed, class_verdict(r))
     return t
 
@@ -110,7 +110,7 @@ def plots(data: ReportData) -> list[tuple[str, str]]:
     import matplotlib.pyplot as plt
 
     out = []
-    names = [r.cls for r in data.classes]
+    names = [r.task_class for r in data.classes]
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4))
     speed = [r.speedup or 0 for r in data.classes]
     a1.bar(names, speed, color=["tab:green" if s >= 1 else "tab:red" for s in speed])
@@ -160,7 +160,7 @@ def html_page(data: ReportData) -> str:
         lat = {role: "/".join(_f((r.latency.get(role) or {}).get(k)) for k in ("p50", "p90", "p99"))
                for role in ("baseline", "speculative")}
         routed = f"{r.routed.get('baseline', 0):.0f}/{r.routed.get('speculative', 0):.0f}" if r.routed else "-"
-        cells = [r.cls, str(r.requests), _f(r.tokens_per_step), _f(r.speedup, 2, "x"), lat["baseline"],
+        cells = [r.task_class, str(r.requests), _f(r.tokens_per_step), _f(r.speedup, 2, "x"), lat["baseline"],
                  lat["speculative"], routed, class_verdict(r)]
         rows.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>")
     imgs = "".join(f"<h2>{esc(title)}</h2><img alt='{esc(title)}' src='data:image/png;base64,{b64}'>"

@@ -11,7 +11,9 @@ from gateway.bench.plan import Shape, analytic_mean_s, layouts, main
 def test_layouts_cover_every_split_and_pairs() -> None:
     names = [lay.name for lay in layouts(2)]
     assert names == ["2xbaseline", "1xbaseline+1xspeculative", "2xspeculative", "2xpair"]
-    assert all(len(lay.entries) == 4 for lay in layouts(4))
+    assert all(len(lay.entries) == 4 for lay in layouts(4, dynamic_k=True))
+    dynk = [lay.name for lay in layouts(2, dynamic_k=True)][4:]
+    assert dynk == ["1xbaseline+1xdynk", "2xdynk"]
 
 
 def test_analytic_pass_prefers_speculation_for_predictable_text_and_baseline_for_sampled() -> None:
@@ -32,6 +34,7 @@ def test_plan_end_to_end_prunes_and_recommends(tmp_path: Path) -> None:
     doc = json.loads(out.read_text())
     replayed = {r["layout"] for r in doc["rows"]}
     assert replayed and not replayed & set(doc["pruned"])
-    assert replayed | set(doc["pruned"]) == {lay.name for lay in layouts(2)}
+    assert replayed | set(doc["pruned"]) == {lay.name for lay in layouts(2, dynamic_k=True)}
+    assert "2xdynk" in doc["layouts"] and "1xbaseline+1xdynk" in doc["layouts"]
     assert doc["recommendation"]["1.0"] in replayed
     assert all(r["errors"] == 0 for r in doc["rows"])

@@ -65,16 +65,17 @@ def prune(candidates: list[Layout], analytic: dict[str, dict[str, float]], args:
     return kept, pruned
 
 
-def recommend(rows: list[dict[str, Any]], analytic: dict[str, dict[str, float]], loads: list[float]
-              ) -> dict[str, str]:
-    """The replayed layout with the lowest mean at each load (the analytic best when nothing was replayed)."""
+def recommend(rows: list[dict[str, Any]], analytic: dict[str, dict[str, float]], loads: list[float],
+              tie: float) -> dict[str, str]:
+    """At each load, the first layout (plain splits, pairs, then dynamic-K: the simpler first) whose mean is
+    within `tie` of the lowest replayed mean (of the lowest analytic mean when nothing was replayed)."""
     out = {}
     for load in loads:
-        at = [r for r in rows if r["load"] == load and not r["errors"]]
-        if at:
-            out[str(load)] = min(at, key=lambda r: r["mean_e2e_s"])["layout"]
-        else:
-            out[str(load)] = min(analytic, key=lambda name: analytic[name][str(load)])
+        means = {r["layout"]: r["mean_e2e_s"] for r in rows if r["load"] == load and not r["errors"]}
+        if not means:
+            means = {name: a[str(load)] for name, a in analytic.items()}
+        best = min(means.values())
+        out[str(load)] = next(name for name in analytic if name in means and means[name] <= best * (1 + tie))
     return out
 
 
@@ -99,7 +100,7 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
             "source": work.source, "profile": args.profile, "loads": loads, "requests": len(items),
             "time_scale": args.time_scale, "layouts": [lay.name for lay in candidates], "pruned": pruned,
             "analytic": {k: {load: round(v, 4) for load, v in a.items()} for k, a in analytic.items()},
-            "rows": rows, "recommendation": recommend(rows, analytic, loads),
+            "rows": rows, "recommendation": recommend(rows, analytic, loads, args.tie),
             "command": "specgate plan " + " ".join(args.argv)}
 
 
@@ -123,6 +124,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--keep", type=int, default=3,
                    help="replay at most this many layouts, the analytically closest (0: analytic only)")
     p.add_argument("--brute-force", action="store_true", help="replay every layout (no pruning)")
+    p.add_argument("--tie", type=float, default=0.01,
+                   help="prefer the simpler layout when its mean is within this fraction of the best")
     p.add_argument("--no-dynamic-k", action="store_true", help="leave out dynamic-K single servers")
     p.add_argument("--seed", type=int, default=0, help="the --from workload's draw and arrivals")
     p.add_argument("--out", type=Path, default=Path("specgate-plan/plan.json"))

@@ -33,7 +33,7 @@ async def check(args: argparse.Namespace) -> dict[str, object]:
               "--loads", args.loads]
     async with EmulatedFleet(["baseline", "speculative"], time_scale=args.scale, model_name="specgate-emu") as fleet:
         fleet.register_references({i.id: i.reference for i in items if i.reference is not None})
-        settings = Settings(backends=fleet.backends_setting().split(","), **priors)
+        settings = Settings.model_validate({"backends": fleet.backends_setting().split(","), **priors})
         runner = web.AppRunner(create_app(settings, registry=CollectorRegistry()), access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)

@@ -23,8 +23,10 @@ def _name(parts: list[tuple[int, str]]) -> str:
 
 def has_dynamic_k(profile: str) -> bool:
     """A dynamic-K single server is laid out where the profile's method supports vLLM's
-    `num_speculative_tokens_per_batch_size` (n-gram lookup: the emulator's `h200-ngram-dynk` schedule)."""
-    return get_profile(profile).method == "ngram"
+    `num_speculative_tokens_per_batch_size` (n-gram lookup: the emulator's `h200-ngram-dynk` schedule) and
+    its speculative server does not already follow a schedule (then every speculative layout is dynamic-K)."""
+    p = get_profile(profile)
+    return p.method == "ngram" and p.spec_schedule is None
 
 
 def layouts(gpus: int, dynamic_k: bool = False) -> list[Layout]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -14,6 +15,7 @@ TTFT_BUCKETS = (0.002, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.
 GAP_BUCKETS = (0.0005, 0.001, 0.002, 0.004, 0.006, 0.008, 0.012, 0.016, 0.024, 0.032, 0.05, 0.1, 0.25, 1.0)
 OVERHEAD_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1)
 RATIO_BUCKETS = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 1.0, 2.0)
+TOKEN_BUCKETS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 
 
 class Metrics:
@@ -79,6 +81,14 @@ class Metrics:
                             "speculative server", ["group"], registry=r, multiprocess_mode="mostrecent")
         self.regime_switches = Counter("specgate_regime_switches", "Regime changes of a shared GPU group",
                                        ["group"], registry=r)
+        # The traffic's shape, for `specgate plan --from`: per class and temperature bucket, and since when.
+        self.prompt_tokens = Histogram("specgate_prompt_tokens", "Prompt tokens per successful request (estimated)",
+                                       ["class", "temperature"], registry=r, buckets=TOKEN_BUCKETS)
+        self.completion_tokens = Histogram("specgate_completion_tokens", "Completion tokens per successful request",
+                                           ["class", "temperature"], registry=r, buckets=TOKEN_BUCKETS)
+        self.start_time = Gauge("specgate_start_time_seconds", "Unix time this gateway process started",
+                                registry=r, multiprocess_mode="min")
+        self.start_time.set(time.time())
         self.draining = Gauge("specgate_draining", "1 while shutting down", registry=r, multiprocess_mode="max")
         self.loop_tasks = Gauge("specgate_event_loop_tasks", "asyncio tasks alive (set on each scrape)", registry=r,
                                 multiprocess_mode="livesum")
@@ -97,6 +107,10 @@ class Metrics:
         if found is None:
             found = self._children[key] = family.labels(*labels)
         return found
+
+    def observe_shape(self, task_class: str, bucket: str, prompt_tokens: int, completion_tokens: int) -> None:
+        self.child(self.prompt_tokens, task_class, bucket).observe(prompt_tokens)
+        self.child(self.completion_tokens, task_class, bucket).observe(completion_tokens)
 
     def register_backend(self, name: str, role: str, group: str) -> None:
         """Create a backend's children up front so every series exists from the first scrape."""

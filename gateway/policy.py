@@ -238,7 +238,7 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
         reason = token if pick is spec or r < 1.0 else "within_margin"
         if _outside_regime(inp, pick[1]) and not _exception_pays(inp, cfg, pick, r if pick is spec else 1.0 / r):
             pick = base if pick is spec else spec  # not worth leaving the regime for
-            reason = f"regime_{pick[1].role}"
+            reason = "regime_baseline" if pick[1].role == "baseline" else "regime_speculative"
     else:  # a shared group's regime left one role
         pick = min(scored, key=lambda s: s[0])
         regime: Reason = "regime_speculative" if pick[1].role == "speculative" else "regime_baseline"

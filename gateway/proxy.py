@@ -345,6 +345,7 @@ class Proxy:
         if outcome.ttft_s is not None:
             m.child(m.ttft, role, cls).observe(outcome.ttft_s)
         tokens = outcome.completion_tokens or 0
+        m.observe_shape(cls, ctx.routed.bucket, ctx.routed.features.prompt_tokens, tokens)
         if tokens:
             m.child(m.output_tokens, role, cls).inc(tokens)
             if tokens > 1 and outcome.ttft_s is not None and ctx.stream:

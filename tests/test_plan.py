@@ -5,13 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from gateway.bench.plan import Shape, analytic_mean_s, layouts, main
+from gateway.bench.plan.analytic import dynk_tokens_per_step
+from gateway.bench.plan.quick import describe, layout_sentence
 
 
 def test_layouts_cover_every_split_and_pairs() -> None:
     names = [lay.name for lay in layouts(2)]
     assert names == ["2xbaseline", "1xbaseline+1xspeculative", "2xspeculative", "2xpair"]
-    assert all(len(lay.entries) == 4 for lay in layouts(4))
+    assert all(len(lay.entries) == 4 for lay in layouts(4, dynamic_k=True))
+    dynk = [lay.name for lay in layouts(2, dynamic_k=True)][4:]
+    assert dynk == ["1xbaseline+1xdynk", "2xdynk"]
 
 
 def test_analytic_pass_prefers_speculation_for_predictable_text_and_baseline_for_sampled() -> None:
@@ -32,6 +38,31 @@ def test_plan_end_to_end_prunes_and_recommends(tmp_path: Path) -> None:
     doc = json.loads(out.read_text())
     replayed = {r["layout"] for r in doc["rows"]}
     assert replayed and not replayed & set(doc["pruned"])
-    assert replayed | set(doc["pruned"]) == {lay.name for lay in layouts(2)}
+    assert replayed | set(doc["pruned"]) == {lay.name for lay in layouts(2, dynamic_k=True)}
+    assert "2xdynk" in doc["layouts"] and "1xbaseline+1xdynk" in doc["layouts"]
     assert doc["recommendation"]["1.0"] in replayed
     assert all(r["errors"] == 0 for r in doc["rows"])
+
+
+def test_dynamic_k_server_stops_drafting_under_load() -> None:
+    assert dynk_tokens_per_step(3.5, 1.0) == 3.5
+    assert dynk_tokens_per_step(3.5, 8.0) == 3.0  # γ = 2: at most 3 tokens a step
+    assert dynk_tokens_per_step(3.5, 40.0) == 1.0
+    by_name = {lay.name: lay for lay in layouts(2, dynamic_k=True)}
+    base, spec, dynk = by_name["2xbaseline"], by_name["2xspeculative"], by_name["2xdynk"]
+    modest = [Shape(200, 200, 2.0)] * 50  # speculation pays at low load, costs under load
+    heavy = 60.0  # arrivals per second: dozens running on each server
+    assert analytic_mean_s(dynk, modest, 0.5) == analytic_mean_s(spec, modest, 0.5) < analytic_mean_s(base, modest, 0.5)
+    assert analytic_mean_s(dynk, modest, heavy) == pytest.approx(analytic_mean_s(base, modest, heavy), rel=1e-6)
+    assert analytic_mean_s(base, modest, heavy) < analytic_mean_s(spec, modest, heavy)
+    greedy = [Shape(200, 200, 3.5)] * 50  # pays even in a big batch: turning drafts off under load loses
+    assert analytic_mean_s(spec, greedy, heavy) < analytic_mean_s(dynk, greedy, heavy)
+
+
+def test_quick_layout_sentence_names_a_layout_of_the_gpus() -> None:
+    assert describe("3xbaseline+1xspeculative") == "1 speculative + 3 baseline"
+    sentence = layout_sentence("demo-mixed", "h200-ngram", gpus=4)
+    assert sentence is not None and sentence.startswith("On 4 GPUs of this traffic: ")
+    counts = sentence.split(": ", 1)[1].split(" (")[0]
+    assert sum(int(part.split()[0]) for part in counts.split(" + ")) == 4
+    assert layout_sentence("/nonexistent/workload.jsonl", "h200-ngram") is None

@@ -1,7 +1,9 @@
 """`EmulatedFleet`: emulated vLLM servers on several simulated GPUs, one entry per GPU.
 
 An entry is `pair` (a baseline and a speculative server time-sharing one GPU, as `EmulatedPair`),
-`baseline` or `speculative` (one server with the GPU to itself). All GPUs run on one simulated clock;
+`baseline` or `speculative` (one server with the GPU to itself) or `dynk` (a speculative server with the GPU
+to itself whose γ follows vLLM's dynamic schedule by batch size, `DYNK_SCHEDULE`: it stops drafting under
+load; the gateway sees a speculative server). All GPUs run on one simulated clock;
 each has its own `SharedGPU`, so load on one GPU never slows another.
 """
 
@@ -13,11 +15,11 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from .clock import SharedGPU, SimClock
-from .profiles import Profile, get_profile
+from .profiles import DYNK_SCHEDULE, Profile, get_profile
 from .served import Served
 from .server import EmulatedServer
 
-ENTRIES = ("pair", "baseline", "speculative")
+ENTRIES = ("pair", "baseline", "speculative", "dynk")
 
 
 def parse_layout(text: str) -> list[str]:
@@ -69,9 +71,10 @@ class EmulatedFleet(Served):
     def backends_setting(self) -> str:
         return ",".join(f"{s.role}={s.url}@{s.group}" for s in self.servers)
 
-    def _make(self, role: str, clock: SimClock, gpu: SharedGPU) -> EmulatedServer:
+    def _make(self, role: str, clock: SimClock, gpu: SharedGPU, dynamic_k: bool = False) -> EmulatedServer:
         speculative = role == "speculative"
-        return EmulatedServer(role, self.profile, clock, gpu, self.references, model_name=self.model_name,
+        profile = self.profile.with_overrides(spec_schedule=DYNK_SCHEDULE) if dynamic_k else self.profile
+        return EmulatedServer(role, profile, clock, gpu, self.references, model_name=self.model_name,
                               speculative=speculative, load_format=self.load_format,
                               synthetic_acceptance_length=self.synthetic_acceptance_length if speculative else None)
 
@@ -80,8 +83,8 @@ class EmulatedFleet(Served):
         planned: list[tuple[str, str, EmulatedServer]] = []
         for i, entry in enumerate(self.layout):
             gpu = SharedGPU(self.profile.gpu_switch_loss)
-            roles = ("baseline", "speculative") if entry == "pair" else (entry,)
-            planned += [(role, f"gpu{i}", self._make(role, self.clock, gpu)) for role in roles]
+            roles = {"pair": ("baseline", "speculative"), "dynk": ("speculative",)}.get(entry, (entry,))
+            planned += [(role, f"gpu{i}", self._make(role, self.clock, gpu, entry == "dynk")) for role in roles]
         try:
             for k, (role, group, server) in enumerate(planned):
                 runner = web.AppRunner(server.create_app(), handler_cancellation=True, access_log=None)

@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from gateway.bench.plan.quick import layout_sentence
 from gateway.bench.replay.display import make_console, plot, print_tables
 from gateway.bench.replay.run import (
     POLICIES,
@@ -195,6 +196,8 @@ def demo_main(argv: list[str]) -> int:
     fleet = fleet_sentence(doc)
     if fleet:
         console.print(f"[bold]{fleet}[/bold]")
+    if advice := layout_sentence(args.workload, profile):
+        console.print(advice)
     console.print(f"results: {out}\nplot:    {plot_path}\nreport:  specgate report {out} --html "
                   f"{args.out_dir / 'report.html'}   ({doc['bench_wall_s']} s)")
     return 0

@@ -126,6 +126,7 @@ def from_results(docs: Sequence[dict[str, Any]], memory: dict[str, Any]) -> Repo
                                            threshold(points), f"{len(points)} bench runs at different loads")
     else:
         load = paired_load_curve(main)
+    from gateway.bench.plan.quick import layout_sentence
     from gateway.bench.replay.verdict import overall
 
     o = overall(main)
@@ -135,5 +136,5 @@ def from_results(docs: Sequence[dict[str, Any]], memory: dict[str, Any]) -> Repo
                       f"{main['workload']}",
         classes=rows, load=load, memory=memory, overall_speedup=o.get("speculative_speedup"),
         gateway_gain=o.get("gateway_vs_best_static"), gateway_policy=o.get("gateway_policy"),
-        extra={"profile": main["profile"]},
+        extra={"profile": main["profile"], "plan": layout_sentence(main["workload"], main["profile"])},
     )

@@ -68,6 +68,8 @@ def verdict_lines(data: ReportData) -> list[str]:
         lines.append("Verdict: speculative decoding is not worth it for this traffic; keep the baseline.")
     elif pays and hurts:
         lines.append("Verdict: mixed; route per request (specgate adaptive) rather than choosing one server.")
+    if data.extra.get("plan"):
+        lines.append(data.extra["plan"])
     return lines
 
 

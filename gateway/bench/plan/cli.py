@@ -1,0 +1,156 @@
+"""`specgate plan --gpus N`: the command line, the pruning pass, the replays and the results JSON."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gateway.bench.plan import report
+from gateway.bench.plan.analytic import Shape, analytic_mean_s, shape_map
+from gateway.bench.plan.layouts import Layout, has_dynamic_k, layouts
+from gateway.bench.plan.replay import replay, scaled
+from gateway.workloads.items import WorkloadItem, load_workload
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    items: list[WorkloadItem]
+    shapes: list[Shape]
+    source: dict[str, Any]
+
+
+def load_work(args: argparse.Namespace) -> Work:
+    """The requests to replay and their shapes for the analytic pass, from a workload file or a gateway."""
+    if args.from_url is None:
+        items = load_workload(args.workload)[: args.limit]
+        return Work(items, list(shape_map(items, args.profile).values()), {"workload": args.workload})
+    from gateway.bench.plan.source import measured_shapes, read_traffic, synthesize
+
+    traffic = read_traffic(args.from_url, args.from_time_scale)
+    items, cells, missing = synthesize(traffic, args.limit, args.seed)
+    if len(items) < 2:
+        raise SystemExit(f"specgate plan: {args.from_url} has served too little traffic to plan from")
+    return Work(items, measured_shapes(items, cells, shape_map(items, args.profile)), {
+        "from": args.from_url, "requests_seen": traffic.requests, "rate_per_s": round(traffic.rate_per_s, 3),
+        "cells": [_cell(c) for c in traffic.cells],
+        "cells_not_in_corpus": missing})
+
+
+def _cell(c: Any) -> dict[str, Any]:
+    return {name: getattr(c, name) for name in c.__slots__}
+
+
+def prune(candidates: list[Layout], analytic: dict[str, dict[str, float]], args: argparse.Namespace
+          ) -> tuple[list[Layout], dict[str, str]]:
+    """The layouts to replay: within `--prune-above` of the analytic best at some load, at most `--keep`."""
+    loads = next(iter(analytic.values())).keys()
+    best_at = {k: min(a[k] for a in analytic.values()) for k in loads}
+    closeness = {lay.name: min(analytic[lay.name][k] / best_at[k] for k in loads) for lay in candidates}
+    kept, pruned = [], {}
+    for rank, lay in enumerate(sorted(candidates, key=lambda lay: closeness[lay.name])):
+        ratio = closeness[lay.name]
+        if args.brute_force or (ratio <= args.prune_above and rank < args.keep):
+            kept.append(lay)
+        elif ratio > args.prune_above:
+            pruned[lay.name] = f"analytic mean {ratio:.2f}x the best layout's at every load"
+        else:
+            pruned[lay.name] = f"analytic mean {ratio:.3f}x the best: not among the {args.keep} closest"
+    kept.sort(key=candidates.index)
+    return kept, pruned
+
+
+def recommend(rows: list[dict[str, Any]], analytic: dict[str, dict[str, float]], loads: list[float],
+              tie: float) -> dict[str, str]:
+    """At each load, the first layout (plain splits, pairs, then dynamic-K: the simpler first) whose mean is
+    within `tie` of the lowest replayed mean (of the lowest analytic mean when nothing was replayed)."""
+    out = {}
+    for load in loads:
+        means = {r["layout"]: r["mean_e2e_s"] for r in rows if r["load"] == load and not r["errors"]}
+        if not means:
+            means = {name: a[str(load)] for name, a in analytic.items()}
+        best = min(means.values())
+        out[str(load)] = next(name for name in analytic if name in means and means[name] <= best * (1 + tie))
+    return out
+
+
+def plan(args: argparse.Namespace) -> dict[str, Any]:
+    work = load_work(args)
+    items, loads = work.items, [float(x) for x in args.loads.split(",")]
+    span = items[-1].t - items[0].t if len(items) > 1 else 1.0
+    candidates = layouts(args.gpus, has_dynamic_k(args.profile) and not args.no_dynamic_k)
+    analytic = {lay.name: {str(load): analytic_mean_s(lay, work.shapes, len(items) / span * load) for load in loads}
+                for lay in candidates}
+    kept, pruned = prune(candidates, analytic, args)
+    rows: list[dict[str, Any]] = []
+    work_dir = args.out.parent / f"{args.out.stem}-logs"
+    work_dir.mkdir(parents=True, exist_ok=True)
+    for load in loads:
+        for lay in kept:
+            res = asyncio.run(replay(scaled(items, load), lay, args.profile, args.time_scale, work_dir))
+            rows.append({"layout": lay.name, "load": load, "analytic_mean_s": round(analytic[lay.name][str(load)], 3),
+                         **res})
+            print(f"  load {load:g} {lay.name:<28} mean {res['mean_e2e_s']:.3f} s ({res['wall_s']} s wall)", flush=True)
+    return {"gpus": args.gpus, "workload": args.workload if args.from_url is None else args.from_url,
+            "source": work.source, "profile": args.profile, "loads": loads, "requests": len(items),
+            "time_scale": args.time_scale, "layouts": [lay.name for lay in candidates], "pruned": pruned,
+            "analytic": {k: {load: round(v, 4) for load, v in a.items()} for k, a in analytic.items()},
+            "rows": rows, "recommendation": recommend(rows, analytic, loads, args.tie),
+            "command": "specgate plan " + " ".join(args.argv)}
+
+
+def parser() -> argparse.ArgumentParser:
+    from gateway.bench import plan as package
+
+    p = argparse.ArgumentParser(prog="specgate plan", description=package.__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--gpus", type=int, required=True)
+    p.add_argument("--workload", default="demo-mixed", help="a workload file or a built-in name")
+    p.add_argument("--from", dest="from_url", default=None,
+                   help="a running gateway's URL: plan for the traffic it has served (/metrics, /admin/state)")
+    p.add_argument("--from-time-scale", type=float, default=1.0,
+                   help="wall seconds per second of the --from deployment (an emulated one runs faster)")
+    p.add_argument("--profile", default="h200-ngram")
+    p.add_argument("--loads", default="0.5,1,2", help="load multipliers of the workload's arrival rate")
+    p.add_argument("--time-scale", type=float, default=0.2, help="wall seconds per simulated second")
+    p.add_argument("--limit", type=int, default=120, help="requests replayed per layout and load")
+    p.add_argument("--prune-above", type=float, default=1.15,
+                   help="skip layouts predicted this many times the best at every load")
+    p.add_argument("--keep", type=int, default=3,
+                   help="replay at most this many layouts, the analytically closest (0: analytic only)")
+    p.add_argument("--brute-force", action="store_true", help="replay every layout (no pruning)")
+    p.add_argument("--tie", type=float, default=0.01,
+                   help="prefer the simpler layout when its mean is within this fraction of the best")
+    p.add_argument("--no-dynamic-k", action="store_true", help="leave out dynamic-K single servers")
+    p.add_argument("--seed", type=int, default=0, help="the --from workload's draw and arrivals")
+    p.add_argument("--out", type=Path, default=Path("specgate-plan/plan.json"))
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    args.argv = argv
+    if args.gpus < 1 or args.time_scale <= 0 or args.limit < 2 or args.keep < 0 or args.from_time_scale <= 0:
+        print("specgate plan: --gpus >= 1, --time-scale > 0, --limit >= 2, --keep >= 0", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    doc = plan(args)
+    doc["wall_s"] = round(time.perf_counter() - started, 1)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(doc, indent=1) + "\n")
+    if doc["rows"]:
+        print(report.table(doc))
+        figure = report.plot(doc, args.out.with_suffix(".png"))
+        if figure is not None:
+            print(f"plot: {figure}")
+    for name, why in doc["pruned"].items():
+        print(f"  pruned {name}: {why}")
+    for line in report.verdicts(doc):
+        print(line)
+    print(f"results: {args.out} ({doc['wall_s']} s)")
+    return 0

@@ -1,0 +1,48 @@
+"""Pruned plans against brute force: `python -m gateway.bench.plan.compare DIR` reads every `W-gpusN.json`
+with its `W-gpusN-brute.json` in DIR and prints, per workload, N and load, the pruned recommendation, the
+brute force's best layout, and the brute-force mean of the recommended layout over the best mean."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def rows(directory: Path) -> list[dict[str, Any]]:
+    out = []
+    for brute_path in sorted(directory.glob("*-brute.json")):
+        pruned_path = brute_path.with_name(brute_path.name.replace("-brute", ""))
+        if not pruned_path.exists():
+            continue
+        pruned, brute = json.loads(pruned_path.read_text()), json.loads(brute_path.read_text())
+        for load, chosen in pruned["recommendation"].items():
+            means = {r["layout"]: r["mean_e2e_s"] for r in brute["rows"] if str(r["load"]) == load}
+            best = min(means, key=lambda name: means[name])
+            out.append({"workload": pruned["workload"], "gpus": pruned["gpus"], "load": load, "chosen": chosen,
+                        "best": best, "ratio": round(means[chosen] / means[best], 4),
+                        "pruned_wall_s": pruned["wall_s"], "brute_wall_s": brute["wall_s"],
+                        "replayed": len({r["layout"] for r in pruned["rows"]}), "layouts": len(means)})
+    return out
+
+
+def markdown(table: list[dict[str, Any]]) -> str:
+    lines = ["| workload | GPUs | load | recommended (pruned) | best (brute force) | brute mean of recommended ÷ best "
+             "| replayed / layouts | wall pruned / brute s |", "|" + "---|" * 8]
+    for r in table:
+        lines.append(f"| {r['workload']} | {r['gpus']} | {r['load']} | {r['chosen']} | {r['best']} | {r['ratio']} "
+                     f"| {r['replayed']} / {r['layouts']} | {r['pruned_wall_s']} / {r['brute_wall_s']} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    table = rows(Path(argv[0]))
+    print(markdown(table))
+    worst = max((r["ratio"] for r in table), default=None)
+    print(f"\nworst ratio: {worst}")
+    return 0 if worst is not None and worst <= 1.03 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -54,7 +54,8 @@ def test_dynamic_k_server_stops_drafting_under_load() -> None:
     heavy = 60.0  # arrivals per second: dozens running on each server
     assert analytic_mean_s(dynk, modest, 0.5) == analytic_mean_s(spec, modest, 0.5) < analytic_mean_s(base, modest, 0.5)
     assert analytic_mean_s(dynk, modest, heavy) == pytest.approx(analytic_mean_s(base, modest, heavy), rel=1e-6)
-    assert analytic_mean_s(base, modest, heavy) < analytic_mean_s(spec, modest, heavy)
+    weak = [Shape(200, 200, 1.3)] * 50  # little drafted: under load the verification costs more than it saves
+    assert analytic_mean_s(base, weak, heavy) < analytic_mean_s(spec, weak, heavy)
     greedy = [Shape(200, 200, 3.5)] * 50  # pays even in a big batch: turning drafts off under load loses
     assert analytic_mean_s(spec, greedy, heavy) < analytic_mean_s(dynk, greedy, heavy)
 

@@ -22,7 +22,7 @@ async def replay(items: Sequence[WorkloadItem], layout: Layout, profile: str, ti
                  work_dir: Path) -> dict[str, Any]:
     """Mean, p90 e2e, p90 TTFT (simulated s), throughput (completion tokens per simulated s), errors, wall."""
     from gateway.bench.replay.run import BenchConfig, run_policy
-    from gateway.bench.summary import summarize
+    from gateway.bench.replay.summary import summarize
 
     config = BenchConfig(workload_name="plan", policies=["adaptive"], profile=profile, time_scale=time_scale,
                          work_dir=work_dir, fleet=list(layout.entries))

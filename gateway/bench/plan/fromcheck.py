@@ -45,7 +45,7 @@ async def check(args: argparse.Namespace) -> dict[str, object]:
             await asyncio.to_thread(plan_main, [*common, *live])
         finally:
             await runner.cleanup()
-    plan_main([*common, "--workload", args.workload, "--out", str(args.out_dir / "file.json")])
+    await asyncio.to_thread(plan_main, [*common, "--workload", args.workload, "--out", str(args.out_dir / "file.json")])
     a = json.loads((args.out_dir / "from.json").read_text())
     b = json.loads((args.out_dir / "file.json").read_text())
     return {"workload": args.workload, "gpus": args.gpus, "served": len(measured),

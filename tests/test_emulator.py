@@ -11,6 +11,7 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from gateway.bench.kit.inproc import until
 from gateway.emulator import PROFILES, EmulatedPair
 from gateway.emulator.drafter import offline_tokens_per_step
 from gateway.emulator.text import tokenize
@@ -251,16 +252,11 @@ async def test_abort_on_disconnect_frees_the_slot() -> None:
             task = asyncio.create_task(s.post(pair.baseline_url + "/v1/completions", json=body | {"stream": False},
                                               headers={"x-request-id": "gone-2"}))
             requests0 = pair.baseline.stats.requests
-            for _ in range(1000):  # cancel once its engine holds it: a busy machine takes a while to get there
-                if pair.baseline.stats.requests > requests0:
-                    break
-                await asyncio.sleep(0.01)
-            await asyncio.sleep(0.05)
+            # cancel once its engine holds it: a busy machine takes a while to get there
+            await until(lambda: pair.baseline.stats.requests > requests0)
             task.cancel()
-        for _ in range(500):  # the server notices the disconnect on its own schedule
-            if pair.speculative.stats.aborted and pair.baseline.stats.aborted:
-                break
-            await asyncio.sleep(0.02)
+        # the server notices the disconnect on its own schedule
+        await until(lambda: bool(pair.speculative.stats.aborted and pair.baseline.stats.aborted))
         assert pair.speculative.stats.aborted == ["gone-1"]
         assert pair.baseline.stats.aborted == ["gone-2"]
         assert not pair.speculative.engine.running and not pair.baseline.engine.running

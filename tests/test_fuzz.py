@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gateway.bench.kit.fake_vllm import FakeBackend
-from gateway.bench.kit.inproc import fast_settings, start_gateway
+from gateway.bench.kit.inproc import fast_settings, start_gateway, until
 from gateway.state import AppState
 
 CHAT = "/v1/chat/completions"
@@ -78,18 +78,11 @@ class Harness:
         return len(connector._acquired), sum(len(v) for v in connector._conns.values())
 
     def upstream_settled(self, timeout_s: float = 5.0) -> tuple[int, int]:
-        """`upstream()` at a moment when no connection is in use, or as it stands after `timeout_s`. The health checks
-        and scrapes share the connector (one connection per backend every 100-200 ms here), so a single reading on a
-        busy machine can catch them in flight; a leaked connection stays in use at every reading."""
-        async def wait() -> tuple[int, int]:
-            deadline = self.loop.time() + timeout_s
-            while True:
-                counts = self.upstream()
-                if counts[0] == 0 or self.loop.time() > deadline:
-                    return counts
-                await asyncio.sleep(0.01)
-        result: tuple[int, int] = self.run(wait())
-        return result
+        """`upstream()` at a moment when no connection is in use (the test fails after `timeout_s` otherwise). The
+        health checks and scrapes share the connector (one connection per backend every 100-200 ms here), so a single
+        reading on a busy machine can catch them in flight; a leaked connection stays in use at every reading."""
+        self.run(until(lambda: self.upstream()[0] == 0, timeout_s))
+        return self.upstream()
 
     def gateway_sockets(self) -> dict[str, int]:
         """States of this process's TCP sockets on the gateway's port (server side)."""

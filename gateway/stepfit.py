@@ -84,8 +84,8 @@ def tied_models(fits: Mapping[Role, StepFit], tie: float, priors: Mapping[Role, 
         own, theirs = models[role], models[other]
         (own_base_var, own_slope_var), (their_base_var, their_slope_var) = (fit.variances_s2(),
                                                                             fits[other].variances_s2())
-        base_scale = priors[role].base_s / priors[other].base_s if priors[other].base_s > 0 else 1.0
-        slope_scale = _prior_ratio(priors[role], priors[other])
+        base_scale = _ratio(priors[role].base_s, priors[other].base_s)
+        slope_scale = _ratio(priors[role].per_request_s, priors[other].per_request_s)
         base = _combine(own.base_s, own_base_var, theirs.base_s * base_scale, their_base_var * base_scale**2, tie)
         slope = _combine(own.per_request_s, own_slope_var, theirs.per_request_s * slope_scale,
                          their_slope_var * slope_scale**2, tie)
@@ -102,8 +102,6 @@ def _combine(own: float, own_var: float, borrowed: float, borrowed_var: float, t
     return w * own + (1.0 - w) * borrowed
 
 
-def _prior_ratio(role_prior: StepModel, other_prior: StepModel) -> float:
-    """The role's prior growth per request over the other's (1 where either prior has none)."""
-    if role_prior.per_request_s <= 0 or other_prior.per_request_s <= 0:
-        return 1.0
-    return role_prior.per_request_s / other_prior.per_request_s
+def _ratio(role_prior: float, other_prior: float) -> float:
+    """The role's prior over the other's (1 where either is not positive)."""
+    return role_prior / other_prior if role_prior > 0 and other_prior > 0 else 1.0

@@ -83,7 +83,7 @@ def mix_costs(samples: Sequence[MixSample], models: Mapping[Role, StepModel], pr
 def capped_ratio(ratio: float | None, mean_load: float, cfg: RegimeConfig) -> float | None:
     """The mix ratio as the regime may act on it: above `speculation_max_load` requests on the GPU the batch is
     already large (speculation verifies drafts the batch has no room for), so the ratio cannot ask for the
-    speculative server, and a speculative regime is asked to leave (after its dwell, at a lull). The step models
+    speculative server (`leave_large_batch` takes a speculative regime out at once). The step models
     are least reliable there (prefill chunks of a busy queue run inside the steps, and both roles' fits drifted
     on mixed-high: the regime went speculative at 40 requests running and cost 1.9x). vLLM's V0 engine had the
     same guard as `--speculative-disable-by-batch-size`."""

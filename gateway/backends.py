@@ -67,6 +67,7 @@ class BackendPool:
         self.settings = settings
         self.metrics = metrics
         self.on_spec_delta = on_spec_delta
+        self._load_stale_s = settings.load_stale_s  # read on every load lookup
         self.backends: list[Backend] = []
         for spec in settings.topology():
             backend = Backend(name=spec.name, role=spec.role, url=without_credentials(spec.url), group=spec.group,
@@ -77,6 +78,9 @@ class BackendPool:
         self.groups: dict[str, list[Backend]] = {}
         for b in self.backends:
             self.groups.setdefault(b.group, []).append(b)
+        # each backend's co-runners (the others on its GPU), looked up on every decision
+        self.co_members: dict[str, tuple[Backend, ...]] = {
+            b.name: tuple(o for o in self.groups[b.group] if o is not b) for b in self.backends}
         self._scrape_timeout = aiohttp.ClientTimeout(total=2.0)
         self._gauges = {
             b.name: (metrics.inflight.labels(b.name, b.role), metrics.up.labels(b.name, b.role))
@@ -110,7 +114,7 @@ class BackendPool:
 
     def load(self, b: Backend, now: float) -> float:
         """Requests running + waiting on `b` (see the module docstring)."""
-        if b.scraped_load is None or now - b.scraped_at > self.settings.load_stale_s:
+        if b.scraped_load is None or now - b.scraped_at > self._load_stale_s:
             return float(b.inflight)
         since = (b.dispatched - b.dispatched_at_scrape) - (b.completed - b.completed_at_scrape)
         return max(b.scraped_load + since, float(b.inflight))
@@ -125,11 +129,11 @@ class BackendPool:
 
     def group_areas(self, b: Backend, now: float) -> tuple[float, tuple[float, ...]]:
         """`area` of `b` and of its co-runners (in `co_runners` order)."""
-        return self.area(b, now), tuple(self.area(o, now) for o in self.groups.get(b.group, ()) if o is not b)
+        return self.area(b, now), tuple(self.area(o, now) for o in self.co_members[b.name])
 
     def co_runners(self, b: Backend, now: float) -> tuple[tuple[Role, float], ...]:
         """The other backends on `b`'s GPU, with their loads."""
-        return tuple((o.role, self.load(o, now)) for o in self.groups.get(b.group, ()) if o is not b)
+        return tuple((o.role, self.load(o, now)) for o in self.co_members[b.name])
 
     def shared_groups(self) -> list[str]:
         """GPU groups with a baseline and a speculative server (a pair time-sharing one GPU)."""

@@ -24,6 +24,8 @@ class Intake:
         self._pool: ProcessPoolExecutor | None = None
 
     async def read(self, request: web.Request) -> bytes:
+        if request.content.is_eof():  # the whole body came with the headers (the common case): no timer to arm
+            return await request.read()
         try:
             async with asyncio.timeout(self.settings.body_timeout_s):
                 return await request.read()

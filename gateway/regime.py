@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
-from gateway.costmodel import RequestShape, Role, StepModel, predict
+from gateway.costmodel import Role, StepModel, cost_alone
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +49,9 @@ class RegimeState:
     pending_since: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class MixSample:
-    """One recent request of the group, with the current estimates for it."""
+class MixSample(NamedTuple):
+    """One recent request of the group, with the current estimates for it (a tuple: the mix builds one per
+    recent request on every recomputation, and a frozen dataclass costs twice as much to build)."""
 
     prompt_tokens: int
     output_tokens: float
@@ -70,13 +71,14 @@ def mix_ratio(samples: Sequence[MixSample], models: Mapping[Role, StepModel], pr
 def mix_costs(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
               externality_weight: float) -> dict[Role, float]:
     """Σ predicted cost of the samples with each role alone carrying them."""
+    base, spec = models["baseline"], models["speculative"]
+    base_prefill, spec_prefill = prefill["baseline"], prefill["speculative"]
     totals: dict[Role, float] = {"baseline": 0.0, "speculative": 0.0}
     for s in samples:
-        pairs: tuple[tuple[Role, float], ...] = (("baseline", 1.0), ("speculative", s.tokens_per_step))
-        for role, tps in pairs:
-            p = predict(RequestShape(s.prompt_tokens, s.output_tokens, tps), s.load, models[role], 0.0,
-                        prefill[role])
-            totals[role] += p.cost(externality_weight)
+        totals["baseline"] += cost_alone(s.prompt_tokens, s.output_tokens, 1.0, s.load, base, base_prefill,
+                                         externality_weight)
+        totals["speculative"] += cost_alone(s.prompt_tokens, s.output_tokens, s.tokens_per_step, s.load, spec,
+                                            spec_prefill, externality_weight)
     return totals
 
 

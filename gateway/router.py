@@ -124,7 +124,10 @@ class Router:
 
     def candidates(self, now: float, exclude: frozenset[Backend]) -> tuple[Candidate, ...]:
         pool = self.pool
-        return tuple(Candidate(b.name, b.role, b.group, pool.load(b, now), pool.co_runners(b, now))
+        loads = {b.name: pool.load(b, now) for b in pool.backends}  # each backend's load once, co-runners included
+        members = pool.co_members
+        return tuple(Candidate(b.name, b.role, b.group, loads[b.name],
+                               tuple((o.role, loads[o.name]) for o in members[b.name]))
                      for b in pool.backends if b not in exclude and b.routable(now))
 
     def route(self, view: RequestView, request_id: str, exclude: frozenset[Backend] = frozenset()) -> Routed | None:
@@ -205,14 +208,23 @@ class Router:
         step = lrn.step_model("baseline")
         recent = [*self.recent[group], extra] if extra is not None else self.recent[group]
         samples = []
+        # the window repeats a few (class, bucket, max_tokens) combinations: ask the learner once for each
+        outputs: dict[tuple[str, str, int, bool], float] = {}
+        posteriors: dict[tuple[str, str], tuple[float, float]] = {}
         for r in recent:
             f = r.features
             if f.n != 1:
                 continue
-            output = lrn.output_tokens(r.task_class, r.bucket, f.max_tokens, f.max_tokens_given)
+            key = (r.task_class, r.bucket, f.max_tokens, f.max_tokens_given)
+            output = outputs.get(key)
+            if output is None:
+                output = outputs[key] = lrn.output_tokens(*key)
+            posterior = posteriors.get(key[:2])
+            if posterior is None:
+                posterior = posteriors[key[:2]] = lrn.tokens_per_step_posterior(r.task_class, r.bucket)
             # the requests a wrong choice commits: those running, or those arriving during one request
             committed = max(r.load, rate * output * step.own_s(max(r.load, 1.0)), 1.0)
-            tps = _optimistic(lrn.tokens_per_step_posterior(r.task_class, r.bucket), z * min(1.0, calm / committed))
+            tps = _optimistic(posterior, z * min(1.0, calm / committed))
             samples.append(MixSample(f.prompt_tokens, output, tps, r.load))
         return samples
 

@@ -23,6 +23,7 @@ from gateway.costmodel import OTHER_ROLE, Role, StepModel
 # that only ever runs large batches cannot tell its intercept from its growth, and an unbounded one drifted to the
 # 0.1x floor on mixed-high (0.75 ms against ~6.6 ms) while the growth took the rest.
 INTERCEPT_VAR = 0.02
+SLOPE_VAR = 0.05**2  # the growth's variance cap, in the same units
 
 
 @dataclass(slots=True)
@@ -42,21 +43,24 @@ class StepFit:
         return cls(theta=[1.0, prior.per_request_s / scale], p=[[INTERCEPT_VAR, 0.0], [0.0, 0.02**2]], scale_s=scale)
 
     def update(self, load: float, step_s: float, forgetting: float) -> None:
-        x = (1.0, load)
-        y = step_s / self.scale_s
-        px = [self.p[i][0] * x[0] + self.p[i][1] * x[1] for i in range(2)]
-        denom = self.noise + x[0] * px[0] + x[1] * px[1]
-        gain = [v / denom for v in px]
-        err = y - (self.theta[0] + self.theta[1] * load)
-        self.theta = [self.theta[i] + gain[i] * err for i in range(2)]
-        p = [[(self.p[i][j] - gain[i] * px[j]) / forgetting for j in range(2)] for i in range(2)]
-        for i, cap in enumerate((INTERCEPT_VAR, 0.05**2)):  # bounded: forgetting without excitation cannot wind up
-            if p[i][i] > cap:
-                factor = (cap / p[i][i]) ** 0.5
-                for j in range(2):
-                    p[i][j] *= factor
-                    p[j][i] *= factor
-        self.p = p
+        """One Kalman step with x = [1, load] (written out for two dimensions: it runs once per response)."""
+        (p00, p01), (p10, p11) = self.p
+        px0, px1 = p00 + p01 * load, p10 + p11 * load
+        denom = self.noise + px0 + load * px1
+        g0, g1 = px0 / denom, px1 / denom
+        t0, t1 = self.theta
+        err = step_s / self.scale_s - (t0 + t1 * load)
+        self.theta = [t0 + g0 * err, t1 + g1 * err]
+        p00, p01 = (p00 - g0 * px0) / forgetting, (p01 - g0 * px1) / forgetting
+        p10, p11 = (p10 - g1 * px0) / forgetting, (p11 - g1 * px1) / forgetting
+        # bounded: forgetting without excitation cannot wind up
+        if p00 > INTERCEPT_VAR:
+            k = (INTERCEPT_VAR / p00) ** 0.5
+            p00, p01, p10 = p00 * k * k, p01 * k, p10 * k
+        if p11 > SLOPE_VAR:
+            k = (SLOPE_VAR / p11) ** 0.5
+            p11, p01, p10 = p11 * k * k, p01 * k, p10 * k
+        self.p = [[p00, p01], [p10, p11]]
         self.count += 1
 
     def model(self) -> StepModel:

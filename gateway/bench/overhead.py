@@ -375,29 +375,39 @@ def measure_workers(bench: Bench, n: int) -> dict[str, Any]:
             "metrics_expected": expected, "metrics_ok": counted == expected, "note": note}
 
 
+RATE_HZ = 250  # py-spy samples per second
+
+
 def profile(bench: Bench, target: Target, out_dir: Path, stamp: str) -> dict[str, Any] | None:
+    """py-spy `target` under c=64 load; the hot spots as shares of its samples and, with the requests served
+    while recording, as µs of CPU per request (comparable across targets: `--profile` records the bare proxy
+    too)."""
     assert target.proc is not None
-    raw = bench.log_dir / "profile.txt"
+    raw = bench.log_dir / f"profile-{target.name}.txt"
     seconds = bench.args.profile_seconds
-    recorder = overhead_profile.start_record(target.proc.popen.pid, raw, seconds)
+    recorder = overhead_profile.start_record(target.proc.popen.pid, raw, seconds, RATE_HZ)
     if recorder is None:
         bench.notes.append("py-spy not found: no profile (pip install py-spy)")
         return None
     time.sleep(0.5)
+    modes = [m.strip() for m in bench.args.modes.split(",") if m.strip()]
+    streams = [False, True] if len(modes) != 1 else [modes[0] == "stream"]
     deadline = time.monotonic() + seconds
-    i = 0
+    i = served = 0
     while time.monotonic() < deadline and recorder.poll() is None:
-        bench.job(target, i % 2 == 1, 64, 1000, 0)
+        bench.job(target, streams[i % len(streams)], 64, 1000, 0)
         i += 1
+        served += 1000
     output = recorder.communicate(timeout=60)[0].decode(errors="replace")
     if recorder.returncode != 0 or not raw.exists():
         bench.notes.append(f"py-spy failed: {output.strip()[-300:]}")
         return None
-    spots = overhead_profile.hot_spots(raw.read_text())
-    text = overhead_profile.summary_text(spots, f"py-spy record of specgate (pid tree {target.proc.popen.pid}), "
-                                                f"{seconds:.0f}s under c=64 load, plain and streaming alternating")
-    (out_dir / f"overhead-{stamp}-profile.txt").write_text(text + "\n")
-    return {"spots": spots, "text": text}
+    spots = overhead_profile.hot_spots(raw.read_text(), us_per_sample=1e6 / RATE_HZ / max(served, 1))
+    what = "plain and streaming alternating" if len(streams) == 2 else "streaming" if streams[0] else "plain"
+    text = overhead_profile.summary_text(spots, f"py-spy record of {target.name} (pid tree {target.proc.popen.pid}), "
+                                                f"{seconds:.0f}s under c=64 load, {what}, {served} requests")
+    (out_dir / f"overhead-{stamp}-profile-{target.name}.txt").write_text(text + "\n")
+    return {"spots": spots, "text": text, "requests": served}
 
 
 @contextlib.contextmanager
@@ -462,6 +472,9 @@ def main(argv: list[str]) -> int:
                 progress(f"open streams {t.name}: {rss['open_streams'][t.name]}")
         results["rss"] = rss
         results["profile"] = profile(bench, gateway, args.out_dir, stamp) if args.profile and gateway else None
+        bare = next((t for t in bench.targets if t.name == "bare-proxy"), None)
+        if args.profile and bare is not None and results["profile"] is not None:
+            results["profile_bare"] = profile(bench, bare, args.out_dir, stamp)
         results["workers"] = measure_workers(bench, args.workers) if args.workers > 1 else None
         results["notes"] = bench.notes
     results["load"]["after"] = uptime()

@@ -48,8 +48,9 @@ def _file(frame: str) -> str:
     return frame.rpartition("(")[2].rstrip(")").split(":")[0]
 
 
-def hot_spots(collapsed: str, top: int = 25) -> dict[str, Any]:
-    """Self (leaf) and total (anywhere on the stack) share of samples per function."""
+def hot_spots(collapsed: str, top: int = 25, us_per_sample: float | None = None) -> dict[str, Any]:
+    """Self (leaf) and total (anywhere on the stack) share of samples per function; with `us_per_sample` (µs of
+    CPU per request that one sample stands for) also as µs per request."""
     self_c: Counter[str] = Counter()
     total_c: Counter[str] = Counter()
     files_c: Counter[str] = Counter()
@@ -84,21 +85,28 @@ def hot_spots(collapsed: str, top: int = 25) -> dict[str, Any]:
     def pct(c: Counter[str], outer: bool = True) -> list[dict[str, Any]]:
         """Top entries; `outer=False` drops the frames every stack of a thread starts with (main(), the loop)."""
         rows = [(k, v) for k, v in c.most_common() if outer or (k not in outer_frames and k not in outer_files)][:top]
-        return [{"function": k, "pct": round(100 * v / samples, 1)} for k, v in rows] if samples else []
+        if not samples:
+            return []
+        return [{"function": k, "pct": round(100 * v / samples, 1)}
+                | ({"us": round(v * us_per_sample, 1)} if us_per_sample is not None else {}) for k, v in rows]
 
     gateway_total = sum(v for k, v in self_c.items() if "(gateway/" in k)
     return {"samples": samples, "self": pct(self_c), "total": pct(total_c, outer=False),
             "self_by_file": pct(files_c), "total_by_file": pct(files_total, outer=False),
-            "gateway_code_self_pct": round(100 * gateway_total / samples, 1) if samples else None}
+            "gateway_code_self_pct": round(100 * gateway_total / samples, 1) if samples else None,
+            "us_per_request": round(samples * us_per_sample, 1) if us_per_sample is not None else None}
 
 
 def summary_text(spots: dict[str, Any], header: str) -> str:
-    lines = [header, f"samples: {spots['samples']}; self time in gateway/ code: {spots['gateway_code_self_pct']}%", ""]
+    per_request = spots.get("us_per_request")
+    lines = [header, f"samples: {spots['samples']}; self time in gateway/ code: {spots['gateway_code_self_pct']}%"
+             + (f"; {per_request:.0f} µs of CPU per request" if per_request is not None else ""), ""]
     for title, key in (("self % (leaf frames)", "self"),
                        ("total % (anywhere on the stack, less the frames each thread always starts with)", "total"),
                        ("self % by file", "self_by_file"),
                        ("total % by file (time inside the file and what it calls)", "total_by_file")):
         lines.append(title)
-        lines += [f"  {row['pct']:5.1f}%  {row['function']}" for row in spots[key]]
+        lines += [f"  {row['pct']:5.1f}%  " + (f"{row['us']:6.1f} µs  " if "us" in row else "") + row["function"]
+                  for row in spots[key]]
         lines.append("")
     return "\n".join(lines)

@@ -37,16 +37,23 @@ class SseTap:
 
     def feed(self, chunk: bytes) -> bytes:
         """Account for `chunk` and return the bytes to relay to the client (`chunk` itself unless stripping)."""
-        if self._whole_plain_events(chunk):
+        if not self._head and not self._over and chunk.endswith(b"\n\n") and self._plain_events(chunk):
+            self._last_nl = False
             return chunk
         out: list[bytes] = []
         start = 0
         if self._last_nl and chunk[:1] == b"\n":  # the blank line that ends an event spans two chunks
             self._part(b"\n", True, out)
             start = 1
-        while (end := chunk.find(b"\n\n", start)) >= 0:
-            self._part(chunk[start:end + 2], True, out)
-            start = end + 2
+        if self._head or self._over:  # the event the last chunk left open ends first
+            end = chunk.find(b"\n\n", start)
+            stop = len(chunk) if end < 0 else end + 2
+            self._part(chunk[start:stop], end >= 0, out)
+            start = stop
+        last = chunk.rfind(b"\n\n", start)
+        if last >= start:
+            self._whole_events(chunk[start:last + 2], out)
+            start = last + 2
         if start < len(chunk):
             self._part(chunk[start:], False, out)
         self._last_nl = bool(self._head or self._over) and chunk.endswith(b"\n")
@@ -54,16 +61,43 @@ class SseTap:
             return chunk
         return out[0] if len(out) == 1 else b"".join(out)
 
-    def _whole_plain_events(self, chunk: bytes) -> bool:
-        """The common case, counted in C: whole one-line events, no usage, no [DONE], nothing pending.
-        A raw newline never occurs inside a JSON event, so `data:` after a blank line starts an event."""
-        if self._head or self._over or not chunk.endswith(b"\n\n") or b"[DONE]" in chunk or b'"usage"' in chunk:
+    def _whole_events(self, whole: bytes, out: list[bytes]) -> None:
+        """Whole events: runs of plain ones counted in C, the usage and [DONE] events between them read one by one
+        (a fast upstream's whole stream can arrive as one chunk)."""
+        start = 0
+        while start < len(whole):
+            special = _first_special(whole, start)
+            if special < 0:
+                cut = len(whole)
+            else:  # the special event starts after the blank line before it
+                before = whole.rfind(b"\n\n", start, special)
+                cut = start if before < 0 else before + 2
+            if cut > start:
+                if not self._plain_events(whole[start:cut]):
+                    self._events(whole[start:], out)  # odd framing: the plain reading, event by event
+                    return
+                out.append(whole[start:cut])
+            if special < 0:
+                return
+            end = whole.find(b"\n\n", special) + 2
+            self._events(whole[cut:end], out)
+            start = end
+
+    def _events(self, whole: bytes, out: list[bytes]) -> None:
+        start = 0
+        while (end := whole.find(b"\n\n", start)) >= 0:
+            self._part(whole[start:end + 2], True, out)
+            start = end + 2
+
+    def _plain_events(self, whole: bytes) -> bool:
+        """Whole one-line events with no usage and no [DONE] (the common case), counted in C. A raw newline never
+        occurs inside a JSON event, so `data:` after a blank line starts an event."""
+        if b"[DONE]" in whole or b'"usage"' in whole:
             return False
-        events = chunk.count(b"\n\n")
-        if chunk.count(b"\n") != 2 * events:
+        events = whole.count(b"\n\n")
+        if whole.count(b"\n") != 2 * events:
             return False
-        self.data_events += chunk.startswith(b"data:") + chunk.count(b"\n\ndata:")
-        self._last_nl = False
+        self.data_events += whole.startswith(b"data:") + whole.count(b"\n\ndata:")
         return True
 
     def flush(self) -> bytes:
@@ -132,3 +166,9 @@ class SseTap:
         """Content chunks: each vLLM chunk carries one engine step's tokens (chat adds a role-only chunk)."""
         steps = self.data_events - self.usage_events - (1 if self.done else 0) - (1 if self.chat else 0)
         return max(steps, 0)
+
+
+def _first_special(data: bytes, start: int) -> int:
+    """Where the first `"usage"` or `[DONE]` at or after `start` is, or -1."""
+    usage, done = data.find(b'"usage"', start), data.find(b"[DONE]", start)
+    return done if usage < 0 else usage if done < 0 else min(usage, done)

@@ -25,7 +25,7 @@ make a server look cheaper; the predicted latency itself is monotone in load.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gateway.domain import ROLES as ROLES  # the role names live in gateway.domain; re-exported for the core
 from gateway.domain import Role as Role
@@ -33,8 +33,7 @@ from gateway.domain import Role as Role
 OTHER_ROLE: dict[Role, Role] = {"baseline": "speculative", "speculative": "baseline"}
 
 
-@dataclass(frozen=True, slots=True)
-class StepModel:
+class StepModel(NamedTuple):
     """Seconds per engine step of one server on its own, as a function of its batch (coefficients ≥ 0)."""
 
     base_s: float
@@ -44,8 +43,7 @@ class StepModel:
         return self.base_s + self.per_request_s * load
 
 
-@dataclass(frozen=True, slots=True)
-class CoRunner:
+class CoRunner(NamedTuple):
     """Another server on the same GPU: its step model, its load and its κ (the share of our step it waits)."""
 
     model: StepModel
@@ -59,15 +57,13 @@ def step_s(model_self: StepModel, load_self: float, co_runners: Sequence[CoRunne
     return model_self.own_s(load_self) + interference * waits
 
 
-@dataclass(frozen=True, slots=True)
-class RequestShape:
+class RequestShape(NamedTuple):
     prompt_tokens: int
     output_tokens: float
     tokens_per_step: float  # 1.0 on the baseline
 
 
-@dataclass(frozen=True, slots=True)
-class Prediction:
+class Prediction(NamedTuple):
     ttft_s: float
     e2e_s: float
     externality_s: float

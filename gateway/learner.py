@@ -316,7 +316,7 @@ FRACTION_REACH = 8.0  # a max_tokens above this many times the natural length sa
 
 
 def _asdict(obj: StepModel | ClassEstimate) -> dict[str, object]:
-    return {name: getattr(obj, name) for name in obj.__slots__}
+    return obj._asdict() if isinstance(obj, StepModel) else {name: getattr(obj, name) for name in obj.__slots__}
 
 
 STATE_VERSION = 1

@@ -19,4 +19,5 @@ def test_cost_alone_is_predict_without_co_runners(prompt: int, output: float, tp
                                                   slope: float, prefill: float, weight: float) -> None:
     model = StepModel(base, slope)
     full = predict(RequestShape(prompt, output, tps), load, model, 0.0, prefill).cost(weight)
-    assert math.isclose(cost_alone(prompt, output, tps, load, model, prefill, weight), full, rel_tol=1e-9, abs_tol=1e-12)
+    shortcut = cost_alone(prompt, output, tps, load, model, prefill, weight)
+    assert math.isclose(shortcut, full, rel_tol=1e-9, abs_tol=1e-12)

@@ -286,7 +286,7 @@ def test_more_speculative_load_never_flips_adaptive_toward_speculative_on_a_flee
 def test_no_acceptance_never_prefers_speculative(f: object, base_load: int, spec_load: int, mb: StepModel,
                                                  ms: StepModel) -> None:
     # α → 0: one token per step; speculative steps cost at least as much as baseline steps.
-    ms = dataclasses.replace(ms, base_s=max(ms.base_s, mb.base_s), per_request_s=max(ms.per_request_s,
+    ms = ms._replace(base_s=max(ms.base_s, mb.base_s), per_request_s=max(ms.per_request_s,
                                                                                        mb.per_request_s))
     d = _decide("clairvoyant", _inp(f, "chat", base_load, spec_load, tps=1.0, models=(mb, ms)))
     if base_load >= spec_load:

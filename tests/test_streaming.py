@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import orjson
 from hypothesis import given
 from hypothesis import strategies as st
@@ -48,7 +50,7 @@ def test_any_chunking_reads_the_same_events(events: list[bytes], cuts: list[int]
     stream = b"".join(events)
     points = sorted({c % (len(stream) + 1) for c in cuts} | {0, len(stream)})
     tap = SseTap(strip_usage=strip, chat=True)
-    relayed = b"".join(tap.feed(stream[a:b]) for a, b in zip(points, points[1:], strict=False) if b > a)
+    relayed = b"".join(tap.feed(stream[a:b]) for a, b in itertools.pairwise(points) if b > a)
     relayed += tap.flush()
     data_events, usage_events, is_done, tokens, out = reference(events, strip)
     assert (tap.data_events, tap.usage_events, tap.done, tap.completion_tokens) == (

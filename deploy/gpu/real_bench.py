@@ -96,9 +96,6 @@ def prepare(args: argparse.Namespace) -> tuple[Phases, dict[str, Any]]:
     for kv in args.meta:
         k, _, v = kv.partition("=")
         meta[k] = v
-    for kv in args.meta:
-        k, _, v = kv.partition("=")
-        meta[k] = v
     warm = high_all[-args.warmup:] if args.warmup else []
     return Phases(low, high, warm, low_drop, high_drop), meta
 

@@ -47,9 +47,9 @@ def test_routing_code_imports_no_emulator_or_bench() -> None:
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Current offenders, to shrink: remove an entry once its module or function fits (the test says when).
-LONG_MODULES = {"gateway/bench/overhead.py", "gateway/proxy.py", "deploy/gpu/real_bench.py", "deploy/launch_pair.py"}
-LONG_FUNCTIONS = {"gateway/bench/overhead_stats.py::evaluate", "gateway/emulator/engine.py::_schedule",
-                  "gateway/metrics.py::__init__", "gateway/proxy.py::_attempt", "deploy/gpu/real_bench.py::main"}
+LONG_MODULES = {"gateway/bench/overhead.py", "gateway/proxy.py"}
+LONG_FUNCTIONS = {"gateway/bench/overhead_stats.py::evaluate",
+                  "gateway/metrics.py::__init__", "gateway/proxy.py::_attempt"}
 
 
 def _sources() -> list[Path]:

@@ -23,10 +23,10 @@ MODELS = Path(__file__).parent / "fixtures" / "models"  # config.json of ../shar
 GATEWAY_PORT = Settings().port
 
 
-def load_launcher() -> ModuleType:
-    name = "specgate_launch_pair"
+def load_script(name: str) -> ModuleType:
+    """A deploy/ script by file, under its bare name: the scripts import each other that way, run from deploy/."""
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, DEPLOY / "launch_pair.py")
+        spec = importlib.util.spec_from_file_location(name, DEPLOY / f"{name}.py")
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
@@ -34,7 +34,8 @@ def load_launcher() -> ModuleType:
     return sys.modules[name]
 
 
-lp = load_launcher()
+LAUNCHER = ("pair_sizing", "pair_commands", "launch_pair")  # in import order
+sizing, commands, lp = (load_script(name) for name in LAUNCHER)
 
 
 # ------------------------------------------------------------------------------------------ launcher
@@ -43,21 +44,21 @@ LLAMA_8B = {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads":
 
 
 def test_model_size_of_llama_8b_shape() -> None:
-    size = lp.model_size_from_config(LLAMA_8B)
+    size = sizing.model_size_from_config(LLAMA_8B)
     assert 7.9e9 < size.params < 8.1e9  # Llama-3.1-8B has 8.03 B parameters
     assert 14.5 < size.weights_gib < 15.5
     assert size.kv_bytes_per_token == 2 * 32 * 8 * 128 * 2
 
 
 def test_model_size_from_the_shared_gpu_recipe_configs() -> None:
-    target = lp.model_size_from_config(lp.read_model_config(str(MODELS / "target")))
-    draft = lp.model_size_from_config(lp.read_model_config(str(MODELS / "draft")))
+    target = sizing.model_size_from_config(sizing.read_model_config(str(MODELS / "target")))
+    draft = sizing.model_size_from_config(sizing.read_model_config(str(MODELS / "draft")))
     assert 6.5 < target.params / 1e9 < 7.5 and 0.9 < draft.params / 1e9 < 1.2
     assert target.vocab_size == draft.vocab_size == 32000
 
 
 def test_split_fits_both_servers_and_gives_spare_to_kv() -> None:
-    split = lp.split_gpu_memory(140.0, 15.0, 0.0, 16.0, runtime_overhead_gib=3.0, reserve_fraction=0.04)
+    split = sizing.split_gpu_memory(140.0, 15.0, 0.0, 16.0, runtime_overhead_gib=3.0, reserve_fraction=0.04)
     assert split.baseline_fraction + split.speculative_fraction <= 0.96
     assert split.baseline_fraction == pytest.approx(split.speculative_fraction)  # n-gram: same needs
     assert split.baseline_kv_gib >= 16.0 and split.speculative_kv_gib >= 16.0
@@ -65,15 +66,15 @@ def test_split_fits_both_servers_and_gives_spare_to_kv() -> None:
 
 
 def test_split_with_a_draft_gives_the_speculative_server_more() -> None:
-    split = lp.split_gpu_memory(80.0, 15.0, 1.0, 10.0)
+    split = sizing.split_gpu_memory(80.0, 15.0, 1.0, 10.0)
     assert split.speculative_fraction > split.baseline_fraction
     assert split.baseline_fraction + split.speculative_fraction <= 0.96
     assert split.speculative_fraction * 80 >= 15 + 1 + 3 + 10
 
 
 def test_split_is_monotone_in_kv_need() -> None:
-    small = lp.split_gpu_memory(80.0, 15.0, 1.0, 5.0)
-    big = lp.split_gpu_memory(80.0, 15.0, 1.0, 15.0)
+    small = sizing.split_gpu_memory(80.0, 15.0, 1.0, 5.0)
+    big = sizing.split_gpu_memory(80.0, 15.0, 1.0, 15.0)
     assert big.baseline_fraction + big.speculative_fraction == pytest.approx(
         small.baseline_fraction + small.speculative_fraction, abs=0.011)
 
@@ -89,24 +90,24 @@ def test_split_is_monotone_in_kv_need() -> None:
     ((80.0, 15.0, 0.0, float("nan")), "kv_gib must be a positive"),
 ])
 def test_split_rejects_bad_inputs_with_a_clear_error(args: tuple[float, ...], message: str) -> None:
-    with pytest.raises(lp.PairConfigError, match=message):
-        lp.split_gpu_memory(*args)
+    with pytest.raises(sizing.PairConfigError, match=message):
+        sizing.split_gpu_memory(*args)
 
 
 def test_draft_ratio_rule_can_be_relaxed_explicitly() -> None:
-    split = lp.split_gpu_memory(140.0, 15.0, 2.2, 16.0, min_draft_ratio=5.0)
+    split = sizing.split_gpu_memory(140.0, 15.0, 2.2, 16.0, min_draft_ratio=5.0)
     assert split.speculative_fraction > split.baseline_fraction
 
 
 def _split() -> Any:
-    return lp.split_gpu_memory(140.0, 15.0, 0.0, 16.0)
+    return sizing.split_gpu_memory(140.0, 15.0, 0.0, 16.0)
 
 
 def test_ngram_command_lines() -> None:
-    cfg = lp.PairConfig(target="meta-llama/Llama-3.1-8B-Instruct", served_model_name="target",
+    cfg = commands.PairConfig(target="meta-llama/Llama-3.1-8B-Instruct", served_model_name="target",
                         num_speculative_tokens=5, prompt_lookup_max=5, prompt_lookup_min=3, max_model_len=4096)
     split = _split()
-    base, spec = lp.build_commands(cfg, split)
+    base, spec = commands.build_commands(cfg, split)
     assert base[:3] == ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"]
     assert spec[:3] == base[:3]  # same target model on both
     assert base[base.index("--port") + 1] == "8001" and spec[spec.index("--port") + 1] == "8002"
@@ -119,10 +120,10 @@ def test_ngram_command_lines() -> None:
 
 
 def test_draft_model_command_line_and_extras() -> None:
-    cfg = lp.PairConfig(target="t", draft="d", vllm=("python3", "-m", "vllm.entrypoints.cli.main"),
+    cfg = commands.PairConfig(target="t", draft="d", vllm=("python3", "-m", "vllm.entrypoints.cli.main"),
                         speculative_extra={"rejection_sample_method": "synthetic", "synthetic_acceptance_length": 3.4},
                         extra_args=("--load-format", "dummy"))
-    base, spec = lp.build_commands(cfg, _split())
+    base, spec = commands.build_commands(cfg, _split())
     assert base[:4] == ["python3", "-m", "vllm.entrypoints.cli.main", "serve"]
     assert "--load-format" in base and "--load-format" in spec
     conf = json.loads(spec[spec.index("--speculative-config") + 1])
@@ -137,12 +138,13 @@ def test_draft_model_command_line_and_extras() -> None:
     (dict(prompt_lookup_min=5, prompt_lookup_max=2), "prompt_lookup_min"),
 ])
 def test_command_lines_reject_bad_config(cfg: dict[str, Any], message: str) -> None:
-    with pytest.raises(lp.PairConfigError, match=message):
-        lp.build_commands(lp.PairConfig(target="t", **cfg), _split())
+    with pytest.raises(sizing.PairConfigError, match=message):
+        commands.build_commands(commands.PairConfig(target="t", **cfg), _split())
 
 
 def test_gateway_env_points_at_the_pair() -> None:
-    env = lp.gateway_env(lp.PairConfig(target="t", host="0.0.0.0", baseline_port=9001, speculative_port=9002))
+    cfg = commands.PairConfig(target="t", host="0.0.0.0", baseline_port=9001, speculative_port=9002)
+    env = commands.gateway_env(cfg)
     assert env["SPECGATE_BASELINE_URLS"] == "http://127.0.0.1:9001"
     assert env["SPECGATE_SPECULATIVE_URLS"] == "http://127.0.0.1:9002"
     parsed = Settings(baseline_urls=env["SPECGATE_BASELINE_URLS"], speculative_urls=env["SPECGATE_SPECULATIVE_URLS"])
@@ -182,13 +184,14 @@ def test_config_file_and_clear_errors(capsys: pytest.CaptureFixture[str], tmp_pa
     assert "--target-gib" in capsys.readouterr().err
 
 
-def test_launcher_uses_only_stdlib_and_pyyaml() -> None:
+@pytest.mark.parametrize("name", LAUNCHER)
+def test_launcher_uses_only_stdlib_and_pyyaml(name: str) -> None:
     import ast
 
-    tree = ast.parse((DEPLOY / "launch_pair.py").read_text())
+    tree = ast.parse((DEPLOY / f"{name}.py").read_text())
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    assert imported - set(sys.stdlib_module_names) <= {"yaml"}
+    assert imported - set(sys.stdlib_module_names) <= {"yaml", *LAUNCHER}
 
 
 # ------------------------------------------------------------------------------------------- compose

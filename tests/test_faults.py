@@ -9,13 +9,13 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Callable
 from typing import Any
 
 import aiohttp
 import pytest
 
 from gateway.bench.kit.fake_vllm import FakeBackend, FakeProcess
+from gateway.bench.kit.inproc import until
 from gateway.bench.kit.metrics import metric_sum as metric
 from gateway.state import AppState
 
@@ -55,15 +55,6 @@ async def read_stream(session: aiohttp.ClientSession, url: str, payload: dict[st
         except aiohttp.ClientPayloadError:
             return r.status, b"".join(chunks).decode(errors="replace"), True
         return r.status, b"".join(chunks).decode(errors="replace"), False
-
-
-async def wait_for(pred: Callable[[], bool], timeout_s: float, step_s: float = 0.005) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        await asyncio.sleep(step_s)
-    return pred()
 
 
 # --------------------------------------------------------------------------- kill a backend mid-load
@@ -148,7 +139,7 @@ async def test_hang_fails_over_after_first_byte_timeout(gateway_factory: Any,
                 assert r.headers["x-specgate-backend"] == "speculative"
                 assert r.headers["x-specgate-reason"].startswith("failover from baseline")
             assert time.monotonic() - t0 < 2.0
-    assert await wait_for(lambda: len(base.aborted) == 2, 1.0)  # the hung attempts were closed upstream
+    await until(lambda: len(base.aborted) == 2)  # the hung attempts were closed upstream
     _, text = await get_text(gw.url + "/metrics")
     assert metric(text, "specgate_upstream_errors_total", backend="baseline-0", reason="timeout") == 2
     assert metric(text, "specgate_failovers_total", backend="baseline-0") == 2
@@ -180,7 +171,7 @@ async def test_idle_gap_mid_stream_ends_with_error_event(gateway_factory: Any,
     last = json.loads(sse_events(text)[-1])
     assert "idle" in last["error"]["message"]
     assert spec.calls == 0  # never retried after the first byte
-    assert await wait_for(lambda: len(base.aborted) == 1, 1.0)
+    await until(lambda: len(base.aborted) == 1)
 
 
 # --------------------------------------------------------------------------- broken streams
@@ -301,16 +292,11 @@ async def test_ejection_visible_and_return_after_health(gateway_factory: Any,
         _, text = await get_text(gw.url + "/metrics")
         if time.monotonic() - t_eject < 1.2:  # still inside the cooldown (a loaded machine may be slower)
             assert metric(text, "specgate_backend_up", backend="baseline-0") == 0
-
-        async def back() -> bool:
-            _, t = await get_text(gw.url + "/metrics")
-            return metric(t, "specgate_backend_up", backend="baseline-0") == 1
-
-        for _ in range(60):
-            if await back():
-                break
-            await asyncio.sleep(0.05)
-        assert await back()
+        registry = gw.app[AppState.key].metrics.registry
+        await until(lambda: registry.get_sample_value("specgate_backend_up", {"backend": "baseline-0",
+                                                                             "role": "baseline"}) == 1)
+        _, text = await get_text(gw.url + "/metrics")
+        assert metric(text, "specgate_backend_up", backend="baseline-0") == 1
         assert time.monotonic() - t_eject >= 1.1  # t_eject is taken a little after the ejection itself
         async with s.post(gw.url + CHAT, json=body()) as r:
             assert r.status == 200 and r.headers["x-specgate-backend"] == "baseline"
@@ -382,6 +368,7 @@ async def _raw_post(url: str, payload: dict[str, Any]) -> tuple[asyncio.StreamRe
     return reader, writer
 
 
+@pytest.mark.wallclock
 @pytest.mark.parametrize("case", ["before_first_token", "mid_stream", "unary"])
 async def test_client_disconnect_aborts_upstream_within_200ms(
         gateway_factory: Any, fakes: tuple[FakeBackend, FakeBackend], case: str) -> None:
@@ -396,23 +383,24 @@ async def test_client_disconnect_aborts_upstream_within_200ms(
         while got.count(b"data: ") < 3:
             got += await asyncio.wait_for(reader.read(4096), 5)
     else:
-        assert await wait_for(lambda: base.calls == 1, 2.0)
+        await until(lambda: base.calls == 1)
         await asyncio.sleep(0.1)
     assert base.aborted == []
     t_close = time.monotonic()
     writer.transport.abort()
-    assert await wait_for(lambda: len(base.aborted) == 1, 2.0), "upstream never saw the abort"
+    await until(lambda: len(base.aborted) == 1)  # the upstream saw the abort
     delay = base.aborted[0][1] - t_close
     assert delay < ABORT_BUDGET_S, f"upstream saw the abort {delay * 1000:.0f} ms after the client left"
     assert base.completed == 0 and spec.calls == 0
-    await asyncio.sleep(0.05)
+    state = gw.app[AppState.key]  # the outcome is recorded once the handler has unwound
+    await until(lambda: metric(state.render_metrics().decode(), "specgate_requests_total", status="aborted") == 1)
     _, text = await get_text(gw.url + "/metrics")
     assert metric(text, "specgate_requests_total", backend="baseline-0", status="aborted") == 1
     assert metric(text, "specgate_inflight_requests", backend="baseline-0") == 0
     assert metric(text, "specgate_upstream_errors_total") == 0  # a client leaving is not the backend's fault
-    connector: Any = gw.app[AppState.key].proxy.session.connector
+    connector: Any = state.proxy.session.connector
     # the upstream connection was closed, not leaked (health checks and scrapes hold some for a moment)
-    assert await wait_for(lambda: len(connector._acquired) == 0, 1.0)
+    await until(lambda: len(connector._acquired) == 0)
 
 
 # --------------------------------------------------------------------------- pass-through, no late retry
@@ -509,7 +497,7 @@ async def test_total_timeout_bounds_streams_and_unary(gateway_factory: Any,
             assert r.status == 504, await r.text()
             assert (await r.json())["error"]["code"] == "upstream_timeout"
         assert time.monotonic() - t0 < 3.0
-    assert await wait_for(lambda: len(base.aborted) + len(spec.aborted) >= 2, 1.0)
+    await until(lambda: len(base.aborted) + len(spec.aborted) >= 2)
     assert base.completed == 0 and spec.completed == 0
 
 

@@ -6,377 +6,34 @@ backends' spec-decode counters, stop the gateway. Optionally replay the low phas
 first (reference latencies without the gateway). Everything goes to --out (flat, at most 8 files):
 results.json, summary.md, requests.jsonl, logs.txt (+ what run_real.sh adds).
 
-Stdlib + aiohttp (+ the gateway package itself for the workload reader and the streaming client).
+Stdlib + aiohttp (+ the gateway package itself for the workload reader and the streaming client). This file
+runs the phases; beside it: `bench_workload.py` (the requests), `bench_load.py` (open and closed loops),
+`bench_probe.py` (what the servers say), `bench_gateway.py` (the gateway process), `bench_summary.py`
+(summaries, the table, what goes to --out).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import json
-import os
-import random
-import signal
-import statistics
-import subprocess
 import sys
 import time
-import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import aiohttp
+from bench_gateway import Gateway
+from bench_load import closed_loop, run_phase
+from bench_probe import extract_learned, histogram, http_get, spec_counters, wait_ok
+from bench_summary import Record, fmt, log, summarize
+from bench_workload import adapt, make_counter, poisson_schedule, with_nonce
 
-from gateway.bench.kit.metrics import parse_text
-from gateway.bench.overhead_stats import percentile
-from gateway.bench.replay.client import Measured, prepare_body, replay, send_one
-from gateway.bench.report.metrics import histogram_quantile
-from gateway.vllm_metrics import parse_vllm_metrics
+from gateway.bench.replay.client import Measured
 from gateway.workloads import WorkloadItem, load_workload
 
-T0 = time.monotonic()
 
-
-def log(msg: str) -> None:
-    print(f"[{time.monotonic() - T0:7.1f}s] {msg}", flush=True)
-
-
-# ---------------------------------------------------------------- workload preparation
-
-def prompt_text(body: dict[str, Any]) -> str:
-    if "messages" in body:
-        return "".join(str(m.get("content") or "") for m in body["messages"])
-    return str(body.get("prompt") or "")
-
-
-def make_counter(tokenizer_path: str | None) -> Any:
-    """Token counter for the served model (tokenizers, present on the GPU image), else chars/2 (pessimistic)."""
-    if tokenizer_path and Path(tokenizer_path).is_file():
-        try:
-            from tokenizers import Tokenizer  # type: ignore[import-not-found]
-
-            tk = Tokenizer.from_file(tokenizer_path)
-            return lambda text: len(tk.encode(text).ids), "tokenizers"
-        except Exception as exc:  # the filter falls back to a character bound
-            log(f"tokenizer unavailable ({exc}); filtering by characters")
-    return (lambda text: len(text) // 2), "chars/2"
-
-
-def adapt(items: list[WorkloadItem], args: argparse.Namespace, counter: Any) -> tuple[list[WorkloadItem], int]:
-    """Cap max_tokens, ignore EOS (dummy weights), drop structured-output fields unless kept, drop too-long prompts."""
-    out, dropped = [], 0
-    for item in items:
-        body = dict(item.body)
-        body["max_tokens"] = min(int(body.get("max_tokens") or args.max_tokens), args.max_tokens)
-        body["ignore_eos"] = True
-        if not args.keep_structured:
-            for key in ("response_format", "guided_json", "guided_regex", "guided_choice", "guided_grammar",
-                        "structured_outputs", "tools", "tool_choice"):
-                body.pop(key, None)
-        if counter(prompt_text(body)) + body["max_tokens"] + 64 > args.max_model_len:
-            dropped += 1
-            continue
-        out.append(dataclasses.replace(item, body=body))
-    return out, dropped
-
-
-def with_nonce(items: list[WorkloadItem], nonce: str) -> list[WorkloadItem]:
-    """A distinct prompt prefix per run, so vLLM's prefix cache never serves one policy's prompts to another."""
-    out = []
-    for item in items:
-        body = dict(item.body)
-        if "messages" in body:
-            msgs = [dict(m) for m in body["messages"]]
-            msgs[0]["content"] = f"[{nonce}] " + str(msgs[0].get("content") or "")
-            body["messages"] = msgs
-        else:
-            body["prompt"] = f"[{nonce}] " + str(body.get("prompt") or "")
-        out.append(dataclasses.replace(item, id=f"{nonce}-{item.id}", body=body))
-    return out
-
-
-def poisson_schedule(items: list[WorkloadItem], rate: float, duration: float, seed: int) -> list[WorkloadItem]:
-    rng = random.Random(seed)
-    t, out = 0.0, []
-    for item in items:
-        t += rng.expovariate(rate)
-        if t > duration:
-            break
-        out.append(dataclasses.replace(item, t=t))
-    return out
-
-
-# ---------------------------------------------------------------- load generation
-
-async def closed_loop(items: list[WorkloadItem], url: str, model: str, conc: int, timeout_s: float,
-                      deadline: float) -> list[Measured]:
-    queue: asyncio.Queue[WorkloadItem] = asyncio.Queue()
-    for item in items:
-        queue.put_nowait(item)
-    results: list[Measured] = []
-    connector = aiohttp.TCPConnector(limit=0)
-    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None)) as session:
-        start = time.perf_counter()
-
-        async def worker() -> None:
-            while not queue.empty() and time.monotonic() < deadline:
-                item = queue.get_nowait()
-                now = time.perf_counter() - start
-                out = Measured(item.id, item.kind, sent_at_s=now, lateness_s=0.0)
-                results.append(await send_one(session, url, item, prepare_body(item, model), out, timeout_s))
-
-        await asyncio.gather(*(worker() for _ in range(conc)))
-    return results
-
-
-async def open_loop(items: list[WorkloadItem], url: str, model: str, timeout_s: float) -> list[Measured]:
-    return await replay(items, url, model, 1.0, timeout_s=timeout_s)
-
-
-# ---------------------------------------------------------------- HTTP helpers (sync, stdlib)
-
-def http_get(url: str, timeout: float = 5.0) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
-            return r.status, r.read().decode("utf-8", "replace")
-    except Exception as exc:
-        status = getattr(exc, "code", 0)
-        return int(status or 0), str(exc)
-
-
-def wait_ok(url: str, timeout_s: float) -> bool:
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if http_get(url, 2.0)[0] == 200:
-            return True
-        time.sleep(0.5)
-    return False
-
-
-def spec_counters(metrics_text: str) -> dict[str, float]:
-    try:
-        snap = parse_vllm_metrics(metrics_text)
-    except ValueError:  # not an exposition (the server did not answer): count nothing
-        snap = parse_vllm_metrics("")
-    return {"drafts": snap.drafts, "draft_tokens": snap.draft_tokens, "accepted": snap.accepted_tokens,
-            "generation_tokens": snap.generation_tokens}
-
-
-def histogram(text: str, name: str) -> dict[str, Any]:
-    """Sum over label sets of a Prometheus histogram: count, mean, and PromQL-style p50/p90/p99."""
-    buckets: dict[float, float] = {}
-    total = count = 0.0
-    for n, labels, v in parse_text(text):
-        if n == name + "_bucket":
-            le = float(labels["le"])
-            buckets[le] = buckets.get(le, 0.0) + v
-        elif n == name + "_sum":
-            total += v
-        elif n == name + "_count":
-            count += v
-    out: dict[str, Any] = {"count": count, "mean_s": total / count if count else None}
-    for q in (0.5, 0.9, 0.99):
-        out[f"p{int(q * 100)}_s"] = histogram_quantile(q, sorted(buckets.items()))
-    return out
-
-
-# ---------------------------------------------------------------- summaries
-
-def summarize(rows: list[Measured], wall_s: float) -> dict[str, Any]:
-    ok = [r for r in rows if r.status == "200" and r.e2e_s is not None]
-    e2e = [r.e2e_s for r in ok if r.e2e_s is not None]
-    ttft = [r.ttft_s for r in ok if r.ttft_s is not None]
-    tokens = sum(r.completion_tokens or 0 for r in ok)
-    split: dict[str, int] = {}
-    by_class: dict[str, dict[str, int]] = {}
-    reasons: dict[str, int] = {}
-    tps: dict[str, list[float]] = {}
-    for r in ok:
-        b = r.backend or "direct"
-        split[b] = split.get(b, 0) + 1
-        by_class.setdefault(r.cls or "?", {}).setdefault(b, 0)
-        by_class[r.cls or "?"][b] += 1
-        token = (r.reason or "").split(" ")[0] or "-"
-        reasons[token] = reasons.get(token, 0) + 1
-        if r.completion_tokens and r.engine_steps:
-            tps.setdefault(b, []).append(r.completion_tokens / r.engine_steps)
-    errors: dict[str, int] = {}
-    for r in rows:
-        if r.status != "200":
-            errors[r.status] = errors.get(r.status, 0) + 1
-    return {
-        "n": len(rows), "ok": len(ok), "errors": errors,
-        "error_sample": [r.error for r in rows if r.status != "200"][:3],
-        "wall_s": wall_s, "tokens": tokens, "tok_per_s": tokens / wall_s if wall_s else None,
-        "mean_e2e_s": statistics.mean(e2e) if e2e else None, "p50_e2e_s": percentile(e2e, 50),
-        "p90_e2e_s": percentile(e2e, 90),
-        "mean_ttft_s": statistics.mean(ttft) if ttft else None, "p90_ttft_s": percentile(ttft, 90),
-        "mean_tpot_ms": statistics.mean([1000 * (r.e2e_s - r.ttft_s) / max((r.completion_tokens or 2) - 1, 1)
-                                         for r in ok if r.ttft_s is not None and r.e2e_s is not None]) if ok else None,
-        "split": split, "split_by_class": by_class, "reasons": reasons,
-        "tokens_per_step": {b: statistics.mean(v) for b, v in tps.items()},
-    }
-
-
-def row_json(r: Measured, policy: str, phase: str) -> str:
-    d = dataclasses.asdict(r)
-    d.update(policy=policy, phase=phase)
-    return json.dumps(d)
-
-
-# ---------------------------------------------------------------- gateway process
-
-def split_policy(spec: str) -> tuple[str, str | None]:
-    """`adaptive@2` -> ("adaptive", "2"): the policy and the gateway's SPECGATE_RANDOM_SEED for this run."""
-    policy, _, seed = spec.partition("@")
-    return policy, (seed or None)
-
-
-class Gateway:
-    def __init__(self, args: argparse.Namespace, policy_spec: str, log_path: Path) -> None:
-        self.url = f"http://127.0.0.1:{args.gateway_port}"
-        policy, seed = split_policy(policy_spec)
-        env = dict(os.environ)
-        env.update({
-            "SPECGATE_BASELINE_URLS": args.baseline_url, "SPECGATE_SPECULATIVE_URLS": args.speculative_url,
-            "SPECGATE_POLICY": policy, "SPECGATE_PORT": str(args.gateway_port), "SPECGATE_HOST": "127.0.0.1",
-            "SPECGATE_LOG_REQUESTS": "true", "SPECGATE_NUM_SPECULATIVE_TOKENS": str(args.num_speculative_tokens),
-        })
-        for kv in args.gateway_env:
-            k, _, v = kv.partition("=")
-            env[k] = v
-        if seed is not None:  # after --gateway-env: the per-run seed wins
-            env["SPECGATE_RANDOM_SEED"] = seed
-        self.log_path = log_path
-        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen([sys.executable, "-m", "gateway", "serve"], env=env, stdout=self._log,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
-
-    def ready(self, timeout_s: float) -> bool:
-        end = time.monotonic() + timeout_s
-        while time.monotonic() < end:
-            if self.proc.poll() is not None:
-                return False
-            if http_get(self.url + "/ready", 2.0)[0] == 200:
-                return True
-            time.sleep(0.3)
-        return False
-
-    def stop(self) -> int | None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self._log.close()
-        return self.proc.returncode
-
-
-# ---------------------------------------------------------------- main
-
-def fmt(v: Any, scale: float = 1.0, nd: int = 3) -> str:
-    return "-" if v is None else f"{v * scale:.{nd}f}"
-
-
-def render(results: dict[str, Any]) -> str:
-    lines = [f"# specgate on {results['meta'].get('label')} ({results['meta'].get('target')})", "",
-             "| phase | target | n ok/err | mean e2e s | p90 e2e s | mean TTFT s | p90 TTFT s | TPOT ms | tok/s |"
-             " split base/spec | tok/step spec | learned tok/step | overhead mean/p99 ms |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for run in results["runs"]:
-        s = run["summary"]
-        learned = run.get("learned_tokens_per_step")
-        ov = run.get("overhead") or {}
-        err = sum(s["errors"].values())
-        split = f"{s['split'].get('baseline', 0)}/{s['split'].get('speculative', 0)}" if run["policy"] != "direct" \
-            else "-"
-        tps = s["tokens_per_step"].get("speculative", s["tokens_per_step"].get("direct"))
-        lines.append(
-            f"| {run['phase']} | {run['policy']}{'→' + run['direct_target'] if run.get('direct_target') else ''} | "
-            f"{s['ok']}/{err} | {fmt(s['mean_e2e_s'])} | {fmt(s['p90_e2e_s'])} | {fmt(s['mean_ttft_s'])} | "
-            f"{fmt(s['p90_ttft_s'])} | {fmt(s['mean_tpot_ms'], nd=2)} | {fmt(s['tok_per_s'], nd=0)} | {split} | "
-            f"{fmt(tps, nd=2)} | {fmt(learned, nd=2)} | "
-            f"{fmt(ov.get('mean_s'), 1000, 2)}/{fmt(ov.get('p99_s'), 1000, 2)} |")
-    lines.append("")
-    for run in results["runs"]:
-        if split_policy(run["policy"])[0] in ("rules", "adaptive") and run["phase"] == "high":
-            lines.append(f"- {run['policy']} split by class (cumulative low+high phases shown per phase): "
-                         + json.dumps(run["summary"]["split_by_class"]))
-            if run.get("learned_classes") is not None:
-                lines.append(f"  learned per class: {json.dumps(run['learned_classes'])}")
-    return "\n".join(lines) + "\n"
-
-
-def extract_learned(state: dict[str, Any]) -> tuple[float | None, Any]:
-    learner = state.get("learner") or {}
-    tps = learner.get("backend_tokens_per_step")
-    classes = learner.get("classes")
-    if isinstance(classes, dict | list):
-        slim: Any = classes
-        if isinstance(classes, dict):
-            slim = {k: {kk: vv for kk, vv in v.items() if "token" in kk or "accept" in kk or "weight" in kk
-                        or kk in ("n", "count", "observations")} if isinstance(v, dict) else v
-                    for k, v in classes.items()}
-        classes = slim
-    return (float(tps) if isinstance(tps, int | float) else None), classes
-
-
-async def run_phase(kind: str, items: list[WorkloadItem], url: str, args: argparse.Namespace,
-                    deadline: float) -> tuple[list[Measured], float]:
-    t = time.monotonic()
-    if kind == "low":
-        rows = await asyncio.wait_for(open_loop(items, url, args.model, args.request_timeout_s),
-                                      timeout=max(5.0, deadline - time.monotonic()))
-    else:
-        rows = await closed_loop(items, url, args.model, args.high_conc, args.request_timeout_s, deadline)
-    return rows, time.monotonic() - t
-
-
-def run_single(args: argparse.Namespace, low: list[WorkloadItem], warm: list[WorkloadItem],
-               high: list[WorkloadItem], results: dict[str, Any], req_file: Any, save: Any, deadline: float) -> int:
-    """One server alone on the GPU (no gateway): warm-up (discarded), then the low and high phases sent to it."""
-    name, _, url = args.single.partition("=")
-    if not wait_ok(url + "/health", 30):
-        results["fatal"] = f"{name} {url} not healthy"
-        save()
-        return 1
-    if warm:
-        rows = asyncio.run(closed_loop(with_nonce(warm, f"warm-{name}"), url, args.model, len(warm),
-                                       args.request_timeout_s, deadline))
-        log(f"warm-up {name}: {[r.status for r in rows]}")
-        results.setdefault("warmup", {})[name] = summarize(rows, 1.0)
-    for phase, items in (("low", low), ("high", high)):
-        if time.monotonic() > deadline:
-            results.setdefault("skipped", []).append(f"{name}-{phase}")
-            continue
-        before = spec_counters(http_get(url + "/metrics")[1])
-        rows, wall = asyncio.run(run_phase(phase, with_nonce(items, f"{name}-{phase}"), url, args, deadline))
-        after = spec_counters(http_get(url + "/metrics")[1])
-        for r in rows:
-            req_file.write(row_json(r, "single", f"{phase}-{name}") + "\n")
-        run: dict[str, Any] = {"policy": "single", "direct_target": name, "phase": phase,
-                               "summary": summarize(rows, wall),
-                               "vllm_spec_delta": {k: after[k] - before[k] for k in after}}
-        d = run["vllm_spec_delta"]
-        if d["drafts"]:
-            run["vllm_mean_acceptance_length"] = 1 + d["accepted"] / d["drafts"]
-        results["runs"].append(run)
-        s = run["summary"]
-        log(f"single {name} {phase}: ok {s['ok']}/{s['n']} mean e2e {fmt(s['mean_e2e_s'])} p90 {fmt(s['p90_e2e_s'])}"
-            f" ttft p90 {fmt(s['p90_ttft_s'])} tok/step {s['tokens_per_step']} errors {s['errors']}")
-        save()
-    (args.out / f"vllm-{name}-metrics.txt").write_text(http_get(url + "/metrics")[1])
-    req_file.close()
-    results["meta"]["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    save()
-    print(render(results))
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--baseline-url", default="http://127.0.0.1:8001")
     p.add_argument("--speculative-url", default="http://127.0.0.1:8002")
@@ -406,11 +63,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--request-timeout-s", type=float, default=120.0)
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--meta", action="append", default=[], help="KEY=VALUE recorded in results.meta")
-    args = p.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    deadline = time.monotonic() + args.budget_s
-    counter, counter_kind = make_counter(args.tokenizer)
+    return p.parse_args(argv)
 
+
+@dataclass(frozen=True)
+class Phases:
+    """The requests of each phase, adapted to the served model; warm-up requests are the last of the high workload."""
+
+    low: list[WorkloadItem]
+    high: list[WorkloadItem]
+    warm: list[WorkloadItem]
+    low_dropped: int
+    high_dropped: int
+
+
+def prepare(args: argparse.Namespace) -> tuple[Phases, dict[str, Any]]:
+    """The phases' requests and the run's metadata (results.meta)."""
+    counter, counter_kind = make_counter(args.tokenizer)
     low_all, low_drop = adapt(load_workload(args.low_workload), args, counter)
     high_all, high_drop = adapt(load_workload(args.high_workload), args, counter)
     low = poisson_schedule(low_all, args.low_rate, args.low_duration, args.seed)
@@ -427,115 +96,180 @@ def main(argv: list[str] | None = None) -> int:
     for kv in args.meta:
         k, _, v = kv.partition("=")
         meta[k] = v
-    results: dict[str, Any] = {"meta": meta, "runs": []}
-    req_file = open(args.out / "requests.jsonl", "w")  # noqa: SIM115
-    logs: list[str] = []
+    warm = high_all[-args.warmup:] if args.warmup else []
+    return Phases(low, high, warm, low_drop, high_drop), meta
 
-    def save() -> None:
-        (args.out / "results.json").write_text(json.dumps(results, indent=1, default=str))
-        (args.out / "summary.md").write_text(render(results))
 
-    if args.single:
-        warm_items = high_all[-args.warmup:] if args.warmup else []
-        return run_single(args, low, warm_items, high, results, req_file, save, deadline)
-    for name, url in (("baseline", args.baseline_url), ("speculative", args.speculative_url)):
-        if not wait_ok(url + "/health", 30):
-            log(f"{name} {url} not healthy")
-            results["fatal"] = f"{name} not healthy"
-            save()
-            return 1
-    log(f"both backends healthy; low n={len(low)} (dropped {low_drop}), high n={len(high)} (dropped {high_drop})")
+def counters(url: str) -> dict[str, float]:
+    return spec_counters(http_get(url + "/metrics")[1])
 
-    # warm-up: first requests after a start pay for lazy initialisation
-    warm = with_nonce(high_all[-args.warmup:], "warm") if args.warmup else []
-    for name, url in (("baseline", args.baseline_url), ("speculative", args.speculative_url)):
-        if warm:
-            rows = asyncio.run(closed_loop(warm, url, args.model, len(warm), args.request_timeout_s, deadline))
-            log(f"warm-up {name}: {[r.status for r in rows]} e2e {[round(r.e2e_s or 0, 2) for r in rows]}")
-            results.setdefault("warmup", {})[name] = summarize(rows, 1.0)
 
-    def counters(url: str) -> dict[str, float]:
-        return spec_counters(http_get(url + "/metrics")[1])
+def measure(kind: str, items: list[WorkloadItem], url: str, counted_url: str, args: argparse.Namespace,
+            deadline: float) -> tuple[list[Measured], float, dict[str, float]]:
+    """One phase sent to `url`: its rows, wall time and the change of `counted_url`'s spec-decode counters."""
+    before = counters(counted_url)
+    rows, wall = asyncio.run(run_phase(kind, items, url, args, deadline))
+    after = counters(counted_url)
+    return rows, wall, {k: after[k] - before[k] for k in after}
 
-    if args.direct:
-        for name, url in (("baseline", args.baseline_url), ("speculative", args.speculative_url)):
+
+def add_acceptance_length(run: dict[str, Any]) -> None:
+    d = run["vllm_spec_delta"]
+    if d["drafts"]:
+        run["vllm_mean_acceptance_length"] = 1 + d["accepted"] / d["drafts"]
+
+
+def warm_up(name: str, url: str, items: list[WorkloadItem], args: argparse.Namespace, record: Record,
+            deadline: float) -> list[Measured]:
+    """First requests after a start pay for lazy initialisation: sent, summarised apart, not counted."""
+    rows = asyncio.run(closed_loop(items, url, args.model, len(items), args.request_timeout_s, deadline))
+    record.results.setdefault("warmup", {})[name] = summarize(rows, 1.0)
+    return rows
+
+
+def healthy(url: str, fatal: str, record: Record) -> bool:
+    """Whether `url` answers /health within 30 s; if not, `fatal` is recorded."""
+    if wait_ok(url + "/health", 30):
+        return True
+    record.results["fatal"] = fatal
+    record.save()
+    return False
+
+
+def run_single(args: argparse.Namespace, phases: Phases, record: Record, deadline: float) -> int:
+    """One server alone on the GPU (no gateway): warm-up (discarded), then the low and high phases sent to it."""
+    name, _, url = args.single.partition("=")
+    if not healthy(url, f"{name} {url} not healthy", record):
+        return 1
+    if phases.warm:
+        rows = warm_up(name, url, with_nonce(phases.warm, f"warm-{name}"), args, record, deadline)
+        log(f"warm-up {name}: {[r.status for r in rows]}")
+    for phase, items in (("low", phases.low), ("high", phases.high)):
+        if time.monotonic() > deadline:
+            record.results.setdefault("skipped", []).append(f"{name}-{phase}")
+            continue
+        rows, wall, delta = measure(phase, with_nonce(items, f"{name}-{phase}"), url, url, args, deadline)
+        record.rows(rows, "single", f"{phase}-{name}")
+        run: dict[str, Any] = {"policy": "single", "direct_target": name, "phase": phase,
+                               "summary": summarize(rows, wall), "vllm_spec_delta": delta}
+        add_acceptance_length(run)
+        s = run["summary"]
+        log(f"single {name} {phase}: ok {s['ok']}/{s['n']} mean e2e {fmt(s['mean_e2e_s'])} p90 {fmt(s['p90_e2e_s'])}"
+            f" ttft p90 {fmt(s['p90_ttft_s'])} tok/step {s['tokens_per_step']} errors {s['errors']}")
+        record.add(run)
+    (args.out / f"vllm-{name}-metrics.txt").write_text(http_get(url + "/metrics")[1])
+    record.close()
+    record.finish(elapsed=False)
+    return 0
+
+
+def run_direct(args: argparse.Namespace, backends: dict[str, str], low: list[WorkloadItem], record: Record,
+               deadline: float) -> None:
+    """The start of the low phase sent to each backend without the gateway: reference latencies."""
+    for name, url in backends.items():
+        if time.monotonic() > deadline:
+            break
+        items = with_nonce([i for i in low if i.t <= args.direct_duration], f"direct-{name}")
+        rows, wall, delta = measure("low", items, url, url, args, deadline)
+        record.rows(rows, "direct", f"low-{name}")
+        run: dict[str, Any] = {"policy": "direct", "direct_target": name, "phase": "low",
+                               "summary": summarize(rows, wall), "vllm_spec_delta": delta}
+        log(f"direct {name} low: mean e2e {fmt(run['summary']['mean_e2e_s'])} ok {run['summary']['ok']}")
+        record.add(run)
+
+
+def gateway_phase(args: argparse.Namespace, policy: str, gw: Gateway, phase: str, items: list[WorkloadItem],
+                  record: Record, deadline: float) -> None:
+    """One phase through the gateway, with what the gateway learned and measured of itself by its end."""
+    nonce = f"{policy.replace('@', 's')}-{phase}"
+    rows, wall, delta = measure(phase, with_nonce(items, nonce), gw.url, args.speculative_url, args, deadline)
+    state_status, state_text = http_get(gw.url + "/admin/state")
+    state = json.loads(state_text) if state_status == 200 else {}
+    metrics_status, metrics_text = http_get(gw.url + "/metrics")
+    if metrics_status != 200:  # the gateway is gone: record it, keep the phase's rows
+        log(f"gateway {policy} /metrics: {metrics_status} {metrics_text[:200]}")
+        metrics_text = ""
+    learned, classes = extract_learned(state)
+    record.rows(rows, policy, phase)
+    run = {"policy": policy, "phase": phase, "summary": summarize(rows, wall),
+           "learned_tokens_per_step": learned, "learned_classes": classes,
+           "learned_timing": {k: (state.get("learner") or {}).get(k)
+                              for k in ("step_models", "prefill_s_per_token", "interference")},
+           "regimes": state.get("regimes"),
+           "overhead": histogram(metrics_text, "specgate_gateway_overhead_seconds"),
+           "vllm_spec_delta": delta}
+    add_acceptance_length(run)
+    if phase == "high":
+        run["admin_state"] = state
+    s = run["summary"]
+    log(f"{policy} {phase}: ok {s['ok']}/{s['n']} mean e2e {fmt(s['mean_e2e_s'])} p90 "
+        f"{fmt(s['p90_e2e_s'])} ttft {fmt(s['mean_ttft_s'])} split {s['split']} learned {fmt(learned)}"
+        f" errors {s['errors']} {s['error_sample'][:1]}")
+    record.add(run)
+
+
+def run_policy(args: argparse.Namespace, policy: str, phases: Phases, record: Record, deadline: float) -> str | None:
+    """A fresh gateway with `policy`, the low then the high phase through it; the head and tail of its log."""
+    if time.monotonic() > deadline:
+        log(f"budget spent: skipping {policy}")
+        record.results.setdefault("skipped", []).append(policy)
+        return None
+    gw_log = Path(f"/tmp/specgate-gw-{args.label}-{policy.replace('@', '-seed')}.log")
+    gw = Gateway(args, policy, gw_log)
+    if not gw.ready(30):
+        rc = gw.stop()
+        tail = gw_log.read_text(errors="replace")[-3000:]
+        log(f"gateway {policy} not ready (rc {rc}):\n{tail}")
+        record.results.setdefault("failed", {})[policy] = tail
+        record.save()
+        return None
+    try:
+        for phase, items in (("low", phases.low), ("high", phases.high)):
             if time.monotonic() > deadline:
                 break
-            items = with_nonce([i for i in low if i.t <= args.direct_duration], f"direct-{name}")
-            before = counters(url)
-            rows, wall = asyncio.run(run_phase("low", items, url, args, deadline))
-            after = counters(url)
-            for r in rows:
-                req_file.write(row_json(r, "direct", f"low-{name}") + "\n")
-            run = {"policy": "direct", "direct_target": name, "phase": "low", "summary": summarize(rows, wall),
-                   "vllm_spec_delta": {k: after[k] - before[k] for k in after}}
-            results["runs"].append(run)
-            log(f"direct {name} low: mean e2e {fmt(run['summary']['mean_e2e_s'])} ok {run['summary']['ok']}")
-            save()
+            gateway_phase(args, policy, gw, phase, items, record, deadline)
+    finally:
+        rc = gw.stop()
+        text = gw_log.read_text(errors="replace")
+    return f"==== gateway {policy} (rc {rc}) first/last lines ====\n" + "\n".join(
+        [*text.splitlines()[:5], "...", *text.splitlines()[-8:]])
 
-    for policy in args.policies.split(","):
-        if time.monotonic() > deadline:
-            log(f"budget spent: skipping {policy}")
-            results.setdefault("skipped", []).append(policy)
-            continue
-        gw_log = Path(f"/tmp/specgate-gw-{args.label}-{policy.replace('@', '-seed')}.log")
-        gw = Gateway(args, policy, gw_log)
-        if not gw.ready(30):
-            rc = gw.stop()
-            tail = gw_log.read_text(errors="replace")[-3000:]
-            log(f"gateway {policy} not ready (rc {rc}):\n{tail}")
-            results.setdefault("failed", {})[policy] = tail
-            save()
-            continue
-        try:
-            for phase, items in (("low", low), ("high", high)):
-                if time.monotonic() > deadline:
-                    break
-                before = counters(args.speculative_url)
-                nonce = f"{policy.replace('@', 's')}-{phase}"
-                rows, wall = asyncio.run(run_phase(phase, with_nonce(items, nonce), gw.url, args, deadline))
-                after = counters(args.speculative_url)
-                state_status, state_text = http_get(gw.url + "/admin/state")
-                state = json.loads(state_text) if state_status == 200 else {}
-                metrics_status, metrics_text = http_get(gw.url + "/metrics")
-                if metrics_status != 200:  # the gateway is gone: record it, keep the phase's rows
-                    log(f"gateway {policy} /metrics: {metrics_status} {metrics_text[:200]}")
-                    metrics_text = ""
-                learned, classes = extract_learned(state)
-                for r in rows:
-                    req_file.write(row_json(r, policy, phase) + "\n")
-                run = {"policy": policy, "phase": phase, "summary": summarize(rows, wall),
-                       "learned_tokens_per_step": learned, "learned_classes": classes,
-                       "learned_timing": {k: (state.get("learner") or {}).get(k)
-                                          for k in ("step_models", "prefill_s_per_token", "interference")},
-                       "regimes": state.get("regimes"),
-                       "overhead": histogram(metrics_text, "specgate_gateway_overhead_seconds"),
-                       "vllm_spec_delta": {k: after[k] - before[k] for k in after}}
-                d = run["vllm_spec_delta"]
-                if d["drafts"]:
-                    run["vllm_mean_acceptance_length"] = 1 + d["accepted"] / d["drafts"]
-                if phase == "high":
-                    run["admin_state"] = state
-                results["runs"].append(run)
-                s = run["summary"]
-                log(f"{policy} {phase}: ok {s['ok']}/{s['n']} mean e2e {fmt(s['mean_e2e_s'])} p90 "
-                    f"{fmt(s['p90_e2e_s'])} ttft {fmt(s['mean_ttft_s'])} split {s['split']} learned {fmt(learned)}"
-                    f" errors {s['errors']} {s['error_sample'][:1]}")
-                save()
-        finally:
-            rc = gw.stop()
-            text = gw_log.read_text(errors="replace")
-            logs.append(f"==== gateway {policy} (rc {rc}) first/last lines ====\n" + "\n".join(
-                [*text.splitlines()[:5], "...", *text.splitlines()[-8:]]))
-    req_file.close()
-    for name, url in (("baseline", args.baseline_url), ("speculative", args.speculative_url)):
+
+def run_pair(args: argparse.Namespace, phases: Phases, record: Record, deadline: float) -> int:
+    """The pair: warm-up, optionally the direct reference, then each policy through a fresh gateway."""
+    backends = {"baseline": args.baseline_url, "speculative": args.speculative_url}
+    for name, url in backends.items():
+        if not healthy(url, f"{name} not healthy", record):
+            log(f"{name} {url} not healthy")
+            return 1
+    log(f"both backends healthy; low n={len(phases.low)} (dropped {phases.low_dropped}), high n={len(phases.high)}"
+        f" (dropped {phases.high_dropped})")
+    warm = with_nonce(phases.warm, "warm")
+    for name, url in backends.items():
+        if warm:
+            rows = warm_up(name, url, warm, args, record, deadline)
+            log(f"warm-up {name}: {[r.status for r in rows]} e2e {[round(r.e2e_s or 0, 2) for r in rows]}")
+    if args.direct:
+        run_direct(args, backends, phases.low, record, deadline)
+    logs = [block for policy in args.policies.split(",")
+            if (block := run_policy(args, policy, phases, record, deadline)) is not None]
+    record.close()
+    for name, url in backends.items():
         (args.out / f"vllm-{name}-metrics.txt").write_text(http_get(url + "/metrics")[1])
     (args.out / "logs.txt").write_text("\n".join(logs) + "\n")
-    results["meta"]["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    results["meta"]["elapsed_s"] = time.monotonic() - T0
-    save()
-    print(render(results))
+    record.finish(elapsed=True)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + args.budget_s
+    phases, meta = prepare(args)
+    record = Record(args.out, meta)
+    if args.single:
+        return run_single(args, phases, record, deadline)
+    return run_pair(args, phases, record, deadline)
 
 
 if __name__ == "__main__":

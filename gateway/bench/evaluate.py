@@ -3,7 +3,7 @@ matrix of emulated profiles × workloads, one `specgate bench` run per cell; wri
 
     specgate evaluate [--quick] [--out-dir gateway/bench/results/eval]
 
-Targets (issue 4): adaptive mean e2e ≤ 0.90 × the better static policy on mixed workloads and ≤ 1.02 ×
+Targets: adaptive mean e2e ≤ 0.90 × the better static policy on mixed workloads and ≤ 1.02 ×
 on every workload; within 5% of clairvoyant; p90 TTFT no worse than the better static by more than 5%;
 median prediction error ≤ 15%.
 """

@@ -67,6 +67,18 @@ class _Planned:
 
 
 @dataclass(slots=True)
+class _Batch:
+    """One step being scheduled: what each sequence gets, and the work of each forward pass."""
+
+    budget: int  # tokens left of `max_num_batched_tokens`
+    plan: list[_Planned] = field(default_factory=list)
+    verify: list[SeqWork] = field(default_factory=list)
+    first_draft: list[SeqWork] = field(default_factory=list)
+    later_draft: list[SeqWork] = field(default_factory=list)  # draft passes 2..γ: one token per decoding sequence
+    prefill: bool = False
+
+
+@dataclass(slots=True)
 class RequestHandle:
     request_id: str
     seqs: list[Sequence] = field(default_factory=list)
@@ -154,68 +166,75 @@ class Engine:
         return sum(s.blocks(self.profile.block_size) for s in self.running)
 
     def _schedule(self) -> tuple[list[_Planned], list[Phase]]:
-        p = self.profile
-        budget = p.max_num_batched_tokens
-        plan: list[_Planned] = []
-        verify: list[SeqWork] = []
-        first_draft: list[SeqWork] = []
-        later_draft: list[SeqWork] = []  # draft passes 2..γ: one token per decoding sequence
-        gamma = p.gamma_at(len(self.running))  # vLLM picks K from the batch it scheduled last
-        prefill = False
+        batch = _Batch(self.profile.max_num_batched_tokens)
+        gamma = self.profile.gamma_at(len(self.running))  # vLLM picks K from the batch it scheduled last
         for seq in self.running:
-            if budget <= 0:
+            if batch.budget <= 0:
                 break
             if seq.prefilling:
-                prefill = True
-                chunk = min(seq.prompt_len - seq.computed, budget)
-                plan.append(self._plan_prefill(seq, chunk))
-                verify.append(SeqWork(chunk, seq.computed + chunk))
-                first_draft.append(SeqWork(chunk, seq.computed + chunk))
-                budget -= chunk
-                continue
-            remaining = len(seq.target) - seq.n_out
-            drafts = seq.spec.propose(remaining, gamma) if seq.spec is not None else []
-            drafts = drafts[: max(budget - 1, 0)]
-            outcome = (
-                seq.spec.verify(drafts, seq.target, seq.n_out)
-                if seq.spec is not None
-                else StepOutcome([seq.target[seq.n_out]], 0, 0)
-            )
-            n = 1 + len(drafts)
-            context = seq.prompt_len + seq.n_out + len(drafts)
-            plan.append(_Planned(seq, n, outcome))
-            verify.append(SeqWork(n, context))
-            first_draft.append(SeqWork(len(outcome.tokens), context))
-            later_draft.append(SeqWork(1, context + 1))
-            budget -= n
+                self._add_prefill(batch, seq)
+            else:
+                self._add_decode(batch, seq, gamma)
+        self._admit_waiting(batch)
+        return batch.plan, self._phases(batch)
+
+    def _add_prefill(self, batch: _Batch, seq: Sequence) -> None:
+        """The next chunk of the prompt that fits the budget."""
+        chunk = min(seq.prompt_len - seq.computed, batch.budget)
+        batch.plan.append(self._plan_prefill(seq, chunk))
+        batch.verify.append(SeqWork(chunk, seq.computed + chunk))
+        batch.first_draft.append(SeqWork(chunk, seq.computed + chunk))
+        batch.budget -= chunk
+        batch.prefill = True
+
+    def _add_decode(self, batch: _Batch, seq: Sequence, gamma: int) -> None:
+        """One sampled token plus the drafts that fit the budget, verified in the same pass."""
+        remaining = len(seq.target) - seq.n_out
+        drafts = seq.spec.propose(remaining, gamma) if seq.spec is not None else []
+        drafts = drafts[: max(batch.budget - 1, 0)]
+        outcome = (
+            seq.spec.verify(drafts, seq.target, seq.n_out)
+            if seq.spec is not None
+            else StepOutcome([seq.target[seq.n_out]], 0, 0)
+        )
+        n = 1 + len(drafts)
+        context = seq.prompt_len + seq.n_out + len(drafts)
+        batch.plan.append(_Planned(seq, n, outcome))
+        batch.verify.append(SeqWork(n, context))
+        batch.first_draft.append(SeqWork(len(outcome.tokens), context))
+        batch.later_draft.append(SeqWork(1, context + 1))
+        batch.budget -= n
+
+    def _admit_waiting(self, batch: _Batch) -> None:
+        """Waiting requests join FIFO while the budget, `max_num_seqs` and the KV blocks allow."""
+        p = self.profile
         used = self._used_blocks()
-        while self.waiting and budget > 0 and len(self.running) < p.max_num_seqs:
+        while self.waiting and batch.budget > 0 and len(self.running) < p.max_num_seqs:
             seq = self.waiting[0]
             need = seq.blocks(p.block_size)
             if used + need > self.kv_blocks and self.running:
                 break
             self.waiting.popleft()
             self.running.append(seq)
-            prefill = True
             used += need
             self.metrics.queue_time.observe(max(self.clock.now() - seq.arrival, 0.0))
             hits = self.prefix_cache.hit_blocks(seq.block_hashes) * p.block_size
             seq.computed = min(hits, seq.prompt_len - 1)  # the last prompt token is always computed
             self.metrics.prefix_queries.inc(seq.prompt_len)
             self.metrics.prefix_hits.inc(seq.computed)
-            chunk = min(seq.prompt_len - seq.computed, budget)
-            plan.append(self._plan_prefill(seq, chunk))
-            verify.append(SeqWork(chunk, seq.computed + chunk))
-            first_draft.append(SeqWork(chunk, seq.computed + chunk))
-            budget -= chunk
-        if not plan:
-            return plan, []
+            self._add_prefill(batch, seq)
+
+    def _phases(self, batch: _Batch) -> list[Phase]:
+        p = self.profile
+        if not batch.plan:
+            return []
         if not self.speculative:
-            return plan, baseline_phases(p, verify)
-        if p.spec_schedule is None and not prefill:
+            return baseline_phases(p, batch.verify)
+        verify = batch.verify
+        if p.spec_schedule is None and not batch.prefill:
             verify = pad_to_gamma(verify, p.gamma)
-        passes = [first_draft] + [later_draft] * (p.gamma - 1)
-        return plan, speculative_phases(p, verify, passes)
+        passes = [batch.first_draft] + [batch.later_draft] * (p.gamma - 1)
+        return speculative_phases(p, verify, passes)
 
     def _serial_overhead(self, plan: list[_Planned]) -> float:
         """Host time per step not overlapped with the GPU (see `Profile`)."""

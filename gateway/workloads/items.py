@@ -1,4 +1,4 @@
-"""The workload file format (JSON Lines, see DESIGN.md "Workload file") and its reader/writer.
+"""The workload file format (JSON Lines) and its reader/writer.
 
 One request per line: `{"id", "t", "endpoint", "body", "reference"?, "kind"?}`. `t` is the send time in
 seconds from the start of the run; `reference` is ground truth for the emulator only; extra keys are kept

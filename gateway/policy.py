@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from gateway.classify import Features
 from gateway.costmodel import CoRunner, Prediction, RequestShape, Role, StepModel, predict
@@ -56,9 +56,8 @@ class AdaptiveConfig:
     thompson: bool  # sample the acceptance of backends with a GPU of their own from its posterior
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A routable backend as the policy sees it."""
+class Candidate(NamedTuple):
+    """A routable backend as the policy sees it (a tuple: one per backend on every decision)."""
 
     name: str
     role: Role

@@ -97,10 +97,12 @@ class Router:
         self.recent: dict[str, deque[_Recent]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
         self.group_decisions: dict[str, int] = dict.fromkeys(self.regimes, 0)
+        self._early: dict[str, None] = dict.fromkeys(self.regimes)  # groups still in their first decisions, in order
         self.arrivals: dict[str, deque[float]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
         self._random = random.Random(settings.random_seed).random
         self._turn = 0
+        self._regime_views: tuple[dict[str, Role], dict[str, float], dict[str, Role]] | None = None
 
     def estimates(self, f: Features, task_class: str, bucket: str, request_id: str) -> Estimates:
         lrn = self.learner
@@ -139,15 +141,16 @@ class Router:
         now = time.monotonic()
         if needs_estimates:
             self._early_regimes(f, task_class, bucket, now)
+        regimes, ratios, pending = self._regime_views or self._views()
         inp = PolicyInput(
             features=f,
             task_class=task_class,
             bucket=bucket,
             candidates=self.candidates(now, exclude),
             estimates=self.estimates(f, task_class, bucket, request_id) if needs_estimates else None,
-            regimes={g: r.role for g, r in self.regimes.items()},
-            regime_ratios={g: r.ratio for g, r in self.regimes.items() if r.ratio is not None},
-            regime_pending={g: r.pending for g, r in self.regimes.items() if r.pending is not None},
+            regimes=regimes,
+            regime_ratios=ratios,
+            regime_pending=pending,
             arrival_rates={g: _rate(times, now) for g, times in self.arrivals.items()},
             draw=self._random(),
             sample_draw=self._random(),
@@ -164,20 +167,31 @@ class Router:
             self._note(chosen.group, _Recent(f, task_class, bucket, group_load))
         return Routed(decision, f, task_class, bucket)
 
+    def _views(self) -> tuple[dict[str, Role], dict[str, float], dict[str, Role]]:
+        """The regimes as the policy reads them, rebuilt only when one changes (a fleet has many groups)."""
+        rs = self.regimes
+        self._regime_views = ({g: r.role for g, r in rs.items()},
+                              {g: r.ratio for g, r in rs.items() if r.ratio is not None},
+                              {g: r.pending for g, r in rs.items() if r.pending is not None})
+        return self._regime_views
+
     def _early_regimes(self, f: Features, task_class: str, bucket: str, now: float) -> None:
         """A group's first decisions choose its regime with the request at hand in the mix, before routing it: a
         switch costs least while the GPU is still quiet, and the first request should not go to a server the
         mix already rules out."""
-        for group, n in self.group_decisions.items():
-            if n < REGIME_EARLY:
-                load = sum(self.pool.load(b, now) for b in self.pool.groups.get(group, []))
-                self._update_regime(group, n, _Recent(f, task_class, bucket, load))
+        if not self._early:
+            return
+        for group in self._early:
+            load = sum(self.pool.load(b, now) for b in self.pool.groups.get(group, []))
+            self._update_regime(group, self.group_decisions[group], _Recent(f, task_class, bucket, load))
 
     def _note(self, group: str, recent: _Recent) -> None:
         """Remember the request in its group's mix; every few decisions recompute the group's regime, and take
         a pending switch as soon as the carrying server is in a lull."""
         self.recent[group].append(recent)
         n = self.group_decisions[group] = self.group_decisions[group] + 1
+        if n >= REGIME_EARLY:
+            self._early.pop(group, None)
         if (n > REGIME_EARLY and n % REGIME_EVERY == 0) or self.regimes[group].pending is not None:
             self._update_regime(group, n, None)
 
@@ -192,7 +206,9 @@ class Router:
         if after.pending is not None:
             after = settle(after, n, self._load_of_role(group, after.role),
                            lull([r.load for r in self.recent[group]], self.regime_config), self.regime_config)
-        self.regimes[group] = after
+        if after != before:
+            self.regimes[group] = after
+            self._regime_views = None
         if self.metrics is not None:
             self.metrics.regime.labels(group).set(1 if after.role == "speculative" else 0)
             if after.switches != before.switches:
@@ -265,6 +281,7 @@ class Router:
         """Join the regimes another process (or this one before a restart) was in; the dwell counts from here."""
         for group, role in regimes.items():
             if group in self.regimes and role in ROLES:
+                self._regime_views = None
                 self.regimes[group] = RegimeState(role="speculative" if role == "speculative" else "baseline",
                                                   since=self.group_decisions[group])
                 if self.metrics is not None:

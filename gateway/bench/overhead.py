@@ -81,6 +81,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="extra environment for specgate (e.g. SPECGATE_LOG_REQUESTS=false)")
     p.add_argument("--variant", action="append", default=[], metavar="NAME:K=V[,K=V]",
                    help="an extra specgate target with more environment, e.g. nolog:SPECGATE_LOG_REQUESTS=false")
+    p.add_argument("--fleet", type=int, default=0, metavar="N",
+                   help="also a specgate target with N backends (N/2 pairs, each server's URL repeated): the cost of "
+                        "routing over a fleet")
     p.add_argument("--out-dir", type=Path, default=RESULTS_DIR)
     p.add_argument("--tag", default="", help="suffix for the results file name")
     p.add_argument("--from-json", type=Path, metavar="FILE",
@@ -209,7 +212,7 @@ class Bench:
 
     def start_targets(self) -> None:
         wanted = [t.strip() for t in self.args.targets.split(",") if t.strip()]
-        if self.args.variant:
+        if self.args.variant or self.args.fleet:
             wanted.insert(wanted.index("specgate") + 1 if "specgate" in wanted else len(wanted), "variants")
         self.loadgen = LoadGen(self.load_cpus, self.log_dir, self.args.nice)
         for name in wanted:
@@ -229,6 +232,12 @@ class Bench:
                     vname, _, assignments = spec.partition(":")
                     self.targets.append(self.start_specgate(f"specgate-{vname}", cpus=self.gw_cpus,
                                                             extra_env=assignments.split(","), wait=False))
+                if self.args.fleet:
+                    pairs = max(self.args.fleet // 2, 1)
+                    fleet = [f"SPECGATE_{role.upper()}_URLS=" + ",".join([self.backends[role]] * pairs)
+                             for role in ("baseline", "speculative")]
+                    self.targets.append(self.start_specgate(f"specgate-fleet{2 * pairs}", cpus=self.gw_cpus,
+                                                            extra_env=fleet, wait=False))
             elif name == "litellm":
                 target = self.start_litellm()
                 if target is not None:
@@ -472,9 +481,8 @@ def main(argv: list[str]) -> int:
                 progress(f"open streams {t.name}: {rss['open_streams'][t.name]}")
         results["rss"] = rss
         results["profile"] = profile(bench, gateway, args.out_dir, stamp) if args.profile and gateway else None
-        bare = next((t for t in bench.targets if t.name == "bare-proxy"), None)
-        if args.profile and bare is not None and results["profile"] is not None:
-            results["profile_bare"] = profile(bench, bare, args.out_dir, stamp)
+        if args.profile and results["profile"] is not None:  # the others too, for µs per request side by side
+            results["profiles"] = {t.name: profile(bench, t, args.out_dir, stamp) for t in proxied if t is not gateway}
         results["workers"] = measure_workers(bench, args.workers) if args.workers > 1 else None
         results["notes"] = bench.notes
     results["load"]["after"] = uptime()

@@ -12,6 +12,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from gateway.backends import Backend, BackendPool
 from gateway.classify import Features, classify, features, temperature_bucket
@@ -52,14 +53,17 @@ class Routed:
     bucket: str
 
 
-@dataclass(frozen=True, slots=True)
-class _Recent:
+class _Recent(NamedTuple):
     """A recent request of a shared group, kept to recompute the group's mix with current estimates."""
 
-    features: Features
-    task_class: str
-    bucket: str
+    key: tuple[str, str, int, bool]  # (class, temperature bucket, max_tokens, whether the client set it)
+    prompt_tokens: int
+    single: bool  # n == 1: one completion (the mix leaves the others out)
     load: float
+
+
+def _recent(f: Features, task_class: str, bucket: str, load: float) -> _Recent:
+    return _Recent((task_class, bucket, f.max_tokens, f.max_tokens_given), f.prompt_tokens, f.n == 1, load)
 
 
 def _rate(times: Sequence[float], now: float) -> float:
@@ -164,7 +168,7 @@ class Router:
         if chosen.group in self.regimes and needs_estimates:
             self.arrivals[chosen.group].append(now)
             group_load = chosen.load + sum(load for _, load in chosen.co_runners)
-            self._note(chosen.group, _Recent(f, task_class, bucket, group_load))
+            self._note(chosen.group, _recent(f, task_class, bucket, group_load))
         return Routed(decision, f, task_class, bucket)
 
     def _views(self) -> tuple[dict[str, Role], dict[str, float], dict[str, Role]]:
@@ -183,7 +187,7 @@ class Router:
             return
         for group in self._early:
             load = sum(self.pool.load(b, now) for b in self.pool.groups.get(group, []))
-            self._update_regime(group, self.group_decisions[group], _Recent(f, task_class, bucket, load))
+            self._update_regime(group, self.group_decisions[group], _recent(f, task_class, bucket, load))
 
     def _note(self, group: str, recent: _Recent) -> None:
         """Remember the request in its group's mix; every few decisions recompute the group's regime, and take
@@ -222,26 +226,27 @@ class Router:
         # before a second request the arrival rate is unknown, and so is what a wrong choice would commit: no optimism
         rate = _rate(times, now) if len(times) >= 2 else math.inf
         step = lrn.step_model("baseline")
+        base_s, per_request_s = step.base_s, step.per_request_s
         recent = [*self.recent[group], extra] if extra is not None else self.recent[group]
         samples = []
         # the window repeats a few (class, bucket, max_tokens) combinations: ask the learner once for each
         outputs: dict[tuple[str, str, int, bool], float] = {}
         posteriors: dict[tuple[str, str], tuple[float, float]] = {}
         for r in recent:
-            f = r.features
-            if f.n != 1:
+            if not r.single:
                 continue
-            key = (r.task_class, r.bucket, f.max_tokens, f.max_tokens_given)
+            key = r.key
             output = outputs.get(key)
             if output is None:
                 output = outputs[key] = lrn.output_tokens(*key)
             posterior = posteriors.get(key[:2])
             if posterior is None:
-                posterior = posteriors[key[:2]] = lrn.tokens_per_step_posterior(r.task_class, r.bucket)
+                posterior = posteriors[key[:2]] = lrn.tokens_per_step_posterior(key[0], key[1])
+            load = r.load
             # the requests a wrong choice commits: those running, or those arriving during one request
-            committed = max(r.load, rate * output * step.own_s(max(r.load, 1.0)), 1.0)
-            tps = _optimistic(posterior, z * min(1.0, calm / committed))
-            samples.append(MixSample(f.prompt_tokens, output, tps, r.load))
+            committed = max(load, rate * output * (base_s + per_request_s * max(load, 1.0)), 1.0)
+            samples.append(MixSample(r.prompt_tokens, output, _optimistic(posterior, z * min(1.0, calm / committed)),
+                                     load))
         return samples
 
     def _mix_ratio(self, group: str, extra: _Recent | None = None) -> float | None:

@@ -74,6 +74,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=0, help="also compare 1 vs N gateway processes (0: skip)")
     p.add_argument("--profile", action="store_true", help="py-spy the gateway under load (needs py-spy)")
     p.add_argument("--profile-seconds", type=float, default=20.0)
+    p.add_argument("--profile-concurrency", type=int, default=64, help="closed-loop concurrency while profiling")
     p.add_argument("--no-pin", action="store_true", help="do not pin processes to CPUs")
     p.add_argument("--nice", type=int, default=0,
                    help="niceness for every benchmark process (e.g. -5 as root on a shared, busy machine)")
@@ -404,7 +405,7 @@ def profile(bench: Bench, target: Target, out_dir: Path, stamp: str) -> dict[str
     deadline = time.monotonic() + seconds
     i = served = 0
     while time.monotonic() < deadline and recorder.poll() is None:
-        bench.job(target, streams[i % len(streams)], 64, 1000, 0)
+        bench.job(target, streams[i % len(streams)], bench.args.profile_concurrency, 1000, 0)
         i += 1
         served += 1000
     output = recorder.communicate(timeout=60)[0].decode(errors="replace")
@@ -414,7 +415,9 @@ def profile(bench: Bench, target: Target, out_dir: Path, stamp: str) -> dict[str
     spots = overhead_profile.hot_spots(raw.read_text(), us_per_sample=1e6 / RATE_HZ / max(served, 1))
     what = "plain and streaming alternating" if len(streams) == 2 else "streaming" if streams[0] else "plain"
     text = overhead_profile.summary_text(spots, f"py-spy record of {target.name} (pid tree {target.proc.popen.pid}), "
-                                                f"{seconds:.0f}s under c=64 load, {what}, {served} requests")
+                                                f"{seconds:.0f}s under c={bench.args.profile_concurrency} load, "
+                                                f"{what}, "
+                                                f"{served} requests")
     (out_dir / f"overhead-{stamp}-profile-{target.name}.txt").write_text(text + "\n")
     return {"spots": spots, "text": text, "requests": served}
 

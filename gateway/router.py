@@ -102,6 +102,7 @@ class Router:
                                                   for g in self.regimes}
         self.group_decisions: dict[str, int] = dict.fromkeys(self.regimes, 0)
         self._early: dict[str, None] = dict.fromkeys(self.regimes)  # groups still in their first decisions, in order
+        self._fresh_mix: dict[_Recent, float | None] = {}  # per request: the mix ratio of a group with no history
         self.arrivals: dict[str, deque[float]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
         self._random = random.Random(settings.random_seed).random
@@ -185,6 +186,7 @@ class Router:
         mix already rules out."""
         if not self._early:
             return
+        self._fresh_mix.clear()  # estimates may have changed since the last request
         for group in self._early:
             load = sum(self.pool.load(b, now) for b in self.pool.groups.get(group, []))
             self._update_regime(group, self.group_decisions[group], _recent(f, task_class, bucket, load))
@@ -214,9 +216,10 @@ class Router:
             self.regimes[group] = after
             self._regime_views = None
         if self.metrics is not None:
-            self.metrics.regime.labels(group).set(1 if after.role == "speculative" else 0)
+            m = self.metrics
+            m.child(m.regime, group).set(1 if after.role == "speculative" else 0)
             if after.switches != before.switches:
-                self.metrics.regime_switches.labels(group).inc()
+                m.child(m.regime_switches, group).inc()
 
     def _mix_samples(self, group: str, extra: _Recent | None = None) -> list[MixSample]:
         lrn = self.learner
@@ -250,6 +253,15 @@ class Router:
         return samples
 
     def _mix_ratio(self, group: str, extra: _Recent | None = None) -> float | None:
+        fresh = extra is not None and not self.recent[group] and not self.arrivals[group]
+        if fresh and extra in self._fresh_mix:  # a fleet's idle groups: the same one-request mix, computed once
+            return self._fresh_mix[extra]
+        ratio = self._mix_ratio_of(group, extra)
+        if fresh and extra is not None:
+            self._fresh_mix[extra] = ratio
+        return ratio
+
+    def _mix_ratio_of(self, group: str, extra: _Recent | None) -> float | None:
         lrn = self.learner
         samples = self._mix_samples(group, extra)
         return mix_ratio(samples, {role: lrn.step_model(role) for role in ROLES},

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import aiohttp
 import pytest
 
+from gateway.backends import BackendPool
 from gateway.bench.kit.inproc import RunningGateway, fast_settings, start_gateway, until
 from gateway.emulator import EmulatedFleet, parse_layout
+from gateway.learner import Learner
+from gateway.metrics import Metrics
+from gateway.protocol import request_view
+from gateway.router import Router
 from gateway.settings import BackendSpec, Settings, parse_backend
 from gateway.state import AppState
 
@@ -96,3 +102,37 @@ async def test_adaptive_on_a_fleet_sends_each_request_to_a_backend_it_names() ->
 async def _stop(*gateways: RunningGateway) -> None:
     for gw in gateways:
         await gw.runner.cleanup()
+
+
+def _fleet_router(pairs: int) -> Router:
+    s = Settings(baseline_urls=[f"http://127.0.0.1:{9 + i}" for i in range(pairs)],
+                 speculative_urls=[f"http://127.0.0.1:{100 + i}" for i in range(pairs)])
+    return Router(s, BackendPool(s, Metrics()), Learner(s.learner_config()))
+
+
+def test_idle_groups_of_a_fleet_share_one_mix_computation_per_request() -> None:
+    """Every request visits the groups still in their first decisions; a fleet whose traffic lands on one group
+    kept the others there for good, and each request paid a mix computation per idle group (8 pairs at c = 1:
+    +0.2 ms of CPU per request). They all see the same one-request mix: it is computed once."""
+    router = _fleet_router(8)
+    computed = 0
+    inner = router._mix_ratio_of
+
+    def counting(group: str, extra: Any) -> float | None:
+        nonlocal computed
+        computed += 1
+        return inner(group, extra)
+
+    router._mix_ratio_of = counting  # type: ignore[method-assign]
+    view = request_view("/v1/chat/completions", {"model": "m", "max_tokens": 64,
+                                                 "messages": [{"role": "user", "content": "Return JSON: {}"}]})
+    requests = 30
+    for i in range(requests):
+        router.route(view, f"r{i}")
+    busy = [g for g, n in router.group_decisions.items() if n]
+    assert len(busy) < 8  # the traffic left idle groups behind
+    assert computed <= 3 * requests  # the busy group's own, its regular recomputations, one shared for the idle
+    single = _fleet_router(1)
+    single.route(view, "r0")
+    idle = [g for g, n in router.group_decisions.items() if not n]
+    assert {router.regimes[g].ratio for g in idle} == {single.regimes["pair-0"].ratio}

@@ -41,7 +41,7 @@ def test_stats_helpers() -> None:
 def test_smoke_run_writes_results(tmp_path: Path) -> None:
     rc = overhead.main(["--quick", "--concurrency", "1,4", "--requests", "10", "--requests-c1", "5", "--warmup", "2",
                         "--open-streams", "10", "--open-stream-delay-s", "0.005", "--long-requests", "200",
-                        "--targets", "direct,bare-proxy,specgate",
+                        "--targets", "direct,bare-proxy,specgate", "--fleet", "4",
                         "--out-dir", str(tmp_path), "--tag", "smoke"])
     assert rc == 0
     [json_path] = tmp_path.glob("overhead-*-smoke.json")
@@ -51,7 +51,8 @@ def test_smoke_run_writes_results(tmp_path: Path) -> None:
     assert results["machine"]["nproc"] >= 1 and results["load"]["after"]
     points = results["points"]
     assert {(p["target"], p["mode"], p["concurrency"]) for p in points} == {
-        (t, m, c) for t in ("direct", "bare-proxy", "specgate") for m in ("plain", "stream") for c in (1, 4)}
+        (t, m, c) for t in ("direct", "bare-proxy", "specgate", "specgate-fleet4") for m in ("plain", "stream")
+        for c in (1, 4)}
     for p in points:
         assert {"median", "min", "max", "runs"} <= p.keys()
         assert sum(r["errors"] for r in p["runs"]) == 0, p["runs"][0]["error_sample"]
@@ -63,5 +64,6 @@ def test_smoke_run_writes_results(tmp_path: Path) -> None:
     assert results["rss"]["open_streams"]["specgate"]["streams"] == 10
     assert results["rss"]["long_run"]["specgate"]["requests"] == 200
     names = {row["target"] for row in results["targets_eval"]}
-    assert "non-streaming CPU per request" in names and "RSS with open streams" in names
+    assert {"CPU per non-streamed request vs bare", "CPU per stream vs bare", "RSS with open streams",
+            "CPU per request, fleet4 vs 2 backends"} <= names
     assert all(row["result"] in ("PASS", "MISS", "n/a") for row in results["targets_eval"])

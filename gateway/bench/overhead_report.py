@@ -72,7 +72,7 @@ def markdown(results: dict[str, Any]) -> str:
         f"{results['config'].get('include_usage', False)}",
         "- cells: median over repeats (min–max); CPU s/1k req is the target's process-tree CPU per 1,000 requests "
         "(= ms per request), measured with psutil over warm-up + measured requests", "",
-        "## Targets (issue 8)", "",
+        "## Targets", "",
     ]
     lines += _md_table(["target", "goal", "specgate", "bare proxy", "result", "note"], target_rows(results))
     lines += ["", "## Points", ""]
@@ -95,6 +95,9 @@ def markdown(results: dict[str, Any]) -> str:
         lines += ["", "## Workers", "", w.get("note", "")]
     if results.get("profile"):
         lines += ["", "## Profile (py-spy, specgate under load)", "", "```", results["profile"]["text"], "```"]
+        for name, other in (results.get("profiles") or {}).items():
+            if other:
+                lines += ["", f"## Profile (py-spy, {name} under the same load)", "", "```", other["text"], "```"]
     if results.get("notes"):
         lines += ["", "## Notes", ""] + [f"- {n}" for n in results["notes"]]
     return "\n".join(lines) + "\n"
@@ -108,7 +111,7 @@ def print_rich(results: dict[str, Any], console: Console | None = None) -> None:
     for row in point_rows(results):
         table.add_row(*row)
     console.print(table)
-    targets = Table(title="issue 8 targets")
+    targets = Table(title="targets")
     for name in ("target", "goal", "specgate", "bare proxy", "result", "note"):
         targets.add_column(name, overflow="fold")
     for row in target_rows(results):

@@ -1,6 +1,7 @@
 """Relaying an upstream SSE stream to the client, and the timeouts of an attempt.
 
-The idle limit is a delay rescheduled on every chunk (it covers the client write and the next read);
+The idle limit is a delay moved forward as chunks arrive (it covers the client write and the next read; it is
+moved once an eighth of it has passed, so a stall is detected 7/8 to 1 times the limit after the last chunk);
 a timeout that is not ours is the session's total timeout and is reported as such. A client that stops
 reading while we write is `client_stalled`: the connection is closed, the upstream with it.
 """
@@ -20,6 +21,7 @@ from gateway.settings import Settings
 from gateway.streaming import SseTap
 
 TOTAL_TIMEOUT = "upstream stream exceeded the total timeout"
+RESCHEDULE_FRACTION = 8  # a stalled stream is detected between (1 - 1/8) x and 1 x the idle limit after its last chunk
 
 
 @dataclass(slots=True)
@@ -71,6 +73,8 @@ async def pump(resp: aiohttp.ClientResponse, relay: Relay, first: bytes, idle: f
     client stopped reading). `idle` bounds each gap; the session's total timeout bounds the whole."""
     loop = asyncio.get_running_loop()
     last = time.perf_counter()
+    slack = idle / RESCHEDULE_FRACTION
+    armed = loop.time()
     writing = True  # which side a timeout blames: the upstream read or the client write
     try:
         async with asyncio.timeout(idle) as deadline:
@@ -81,7 +85,11 @@ async def pump(resp: aiohttp.ClientResponse, relay: Relay, first: bytes, idle: f
                 now = time.perf_counter()
                 gap.observe(now - last)
                 last = now
-                deadline.reschedule(loop.time() + idle)  # one deadline per chunk: the write, then the next read
+                # the deadline covers the write, then the next read; moved only once `slack` has passed since
+                # it was set (a chunk every few ms would otherwise replace a timer per chunk)
+                if (t := loop.time()) - armed > slack:
+                    deadline.reschedule(t + idle)
+                    armed = t
                 writing = True
                 await relay.send(chunk)  # back-pressure: a slow client slows our reads, never buffers
                 writing = False

@@ -48,8 +48,7 @@ MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Current offenders, to shrink: remove an entry once its module or function fits (the test says when).
 LONG_MODULES = {"gateway/bench/overhead.py", "gateway/proxy.py"}
-LONG_FUNCTIONS = {"gateway/bench/overhead_stats.py::evaluate",
-                  "gateway/metrics.py::__init__", "gateway/proxy.py::_attempt"}
+LONG_FUNCTIONS = {"gateway/metrics.py::__init__", "gateway/proxy.py::_attempt"}
 
 
 def _sources() -> list[Path]:

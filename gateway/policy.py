@@ -186,6 +186,8 @@ def _worth_scoring(candidates: Sequence[Candidate]) -> list[Candidate]:
     """The candidates that can be cheapest: the predicted cost grows with a candidate's own load and with its
     co-runners' loads, so of each role only the least-loaded candidate with a GPU of its own, and the shared
     candidates no other shared candidate of the role beats on both loads, need a prediction."""
+    if len({c.role for c in candidates}) == len(candidates):  # one per role (a pair): nothing to prune
+        return list(candidates)
     distinct: dict[tuple[Role, float, float], Candidate] = {}
     for c in candidates:  # equal loads predict equal costs: one of them is enough
         if c.shared:

@@ -13,7 +13,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "bench": ("gateway.bench.replay.cli", "bench_main", "replay a workload through policies, write results"),
     "demo": ("gateway.bench.replay.cli", "demo_main", "the main job: is speculative decoding worth it here?"),
     "report": ("gateway.bench.report.cli", "main", "per-class report from bench results or live metrics"),
-    "bench-overhead": ("gateway.bench.overhead", "main", "gateway overhead vs direct and a bare proxy"),
+    "bench-overhead": ("gateway.bench.overhead.cli", "main", "gateway overhead vs direct and a bare proxy"),
     "evaluate": ("gateway.bench.evaluate", "main", "adaptive vs static policies over profiles × workloads"),
     "bench-decision": ("gateway.bench.decision", "main", "time of one routing decision, per policy"),
     "plan": ("gateway.bench.plan", "main", "which layout should N GPUs run for this traffic?"),

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from gateway.bench import overhead
-from gateway.bench.overhead_backend import BackendState, metrics_text, stream_events
-from gateway.bench.overhead_profile import hot_spots
-from gateway.bench.overhead_stats import flat, percentile
+from gateway.bench.overhead import cli
+from gateway.bench.overhead.backend import BackendState, metrics_text, stream_events
+from gateway.bench.overhead.profile import hot_spots
+from gateway.bench.overhead.stats import flat, percentile
 from gateway.vllm_metrics import parse_vllm_metrics
 
 
@@ -39,10 +39,10 @@ def test_stats_helpers() -> None:
 
 @pytest.mark.timeout(60)
 def test_smoke_run_writes_results(tmp_path: Path) -> None:
-    rc = overhead.main(["--quick", "--concurrency", "1,4", "--requests", "10", "--requests-c1", "5", "--warmup", "2",
-                        "--open-streams", "10", "--open-stream-delay-s", "0.005", "--long-requests", "200",
-                        "--targets", "direct,bare-proxy,specgate", "--fleet", "4",
-                        "--out-dir", str(tmp_path), "--tag", "smoke"])
+    rc = cli.main(["--quick", "--concurrency", "1,4", "--requests", "10", "--requests-c1", "5", "--warmup", "2",
+                   "--open-streams", "10", "--open-stream-delay-s", "0.005", "--long-requests", "200",
+                   "--targets", "direct,bare-proxy,specgate", "--fleet", "4",
+                   "--out-dir", str(tmp_path), "--tag", "smoke"])
     assert rc == 0
     [json_path] = tmp_path.glob("overhead-*-smoke.json")
     assert json_path.with_suffix(".md").exists()

@@ -6,7 +6,7 @@ vLLM's SSE framing, `stream_options.include_usage` and `continuous_usage_stats` 
 Bodies are built once per variant and cached, so the backend costs as little CPU as possible.
 `POST /bench/config {"chunk_delay_s": 0.05}` slows streams down (the open-streams RSS test).
 
-    python -m gateway.bench.overhead_backend --port 8001 --role baseline --chunks 64
+    python -m gateway.bench.overhead.backend --port 8001 --role baseline --chunks 64
 """
 
 from __future__ import annotations
@@ -182,7 +182,8 @@ def metrics_text(state: BackendState) -> str:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="overhead_backend", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m gateway.bench.overhead.backend",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--role", choices=("baseline", "speculative"), default="baseline")

@@ -145,7 +145,7 @@ class LoadGen:
     """The long-lived load generator process: one JSON job in, one JSON result out."""
 
     def __init__(self, cpus: set[int] | None, log_dir: Path, nice: int = 0) -> None:
-        self.proc = start("loadgen", ["-m", "gateway.bench.overhead_load"], cpus=cpus, log_dir=log_dir,
+        self.proc = start("loadgen", ["-m", "gateway.bench.overhead.load"], cpus=cpus, log_dir=log_dir,
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, nice=nice)
 
     def run(self, job: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The floor: a bare aiohttp pass-through proxy (no parsing, no routing, no metrics), one upstream.
 
-    python -m gateway.bench.overhead_proxy --port 8100 --upstream http://127.0.0.1:8001
+    python -m gateway.bench.overhead.proxy --port 8100 --upstream http://127.0.0.1:8001
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def make_app(upstream: str) -> web.Application:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="overhead_proxy", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m gateway.bench.overhead.proxy", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--upstream", required=True)

@@ -1,7 +1,8 @@
 """Profile a running gateway under load with py-spy and boil the samples down to hot spots.
 
 py-spy samples the process tree (`--subprocesses`) without touching it and writes collapsed stacks
-(`--format raw`); `hot_spots` turns them into the functions with the most self and total time.
+(`--format raw`); `hot_spots` turns them into the functions with the most self and total time; `profile`
+records one target of a run while the bench drives load through it.
 """
 
 from __future__ import annotations
@@ -10,10 +11,15 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:
+    from gateway.bench.overhead.bench import Bench, Target
+
+RATE_HZ = 250  # py-spy samples per second
 _FRAME = re.compile(r"^(?P<func>.*?) \((?P<file>[^()]*?)(?::(?P<line>\d+))?\)$")
 
 
@@ -110,3 +116,37 @@ def summary_text(spots: dict[str, Any], header: str) -> str:
                   for row in spots[key]]
         lines.append("")
     return "\n".join(lines)
+
+
+def profile(bench: Bench, target: Target, out_dir: Path, stamp: str) -> dict[str, Any] | None:
+    """py-spy `target` under c=64 load; the hot spots as shares of its samples and, with the requests served
+    while recording, as µs of CPU per request (comparable across targets: `--profile` records the bare proxy
+    too)."""
+    assert target.proc is not None
+    raw = bench.log_dir / f"profile-{target.name}.txt"
+    seconds = bench.args.profile_seconds
+    recorder = start_record(target.proc.popen.pid, raw, seconds, RATE_HZ)
+    if recorder is None:
+        bench.notes.append("py-spy not found: no profile (pip install py-spy)")
+        return None
+    time.sleep(0.5)
+    modes = [m.strip() for m in bench.args.modes.split(",") if m.strip()]
+    streams = [False, True] if len(modes) != 1 else [modes[0] == "stream"]
+    deadline = time.monotonic() + seconds
+    i = served = 0
+    while time.monotonic() < deadline and recorder.poll() is None:
+        bench.job(target, streams[i % len(streams)], bench.args.profile_concurrency, 1000, 0)
+        i += 1
+        served += 1000
+    output = recorder.communicate(timeout=60)[0].decode(errors="replace")
+    if recorder.returncode != 0 or not raw.exists():
+        bench.notes.append(f"py-spy failed: {output.strip()[-300:]}")
+        return None
+    spots = hot_spots(raw.read_text(), us_per_sample=1e6 / RATE_HZ / max(served, 1))
+    what = "plain and streaming alternating" if len(streams) == 2 else "streaming" if streams[0] else "plain"
+    text = summary_text(spots, f"py-spy record of {target.name} (pid tree {target.proc.popen.pid}), "
+                                                f"{seconds:.0f}s under c={bench.args.profile_concurrency} load, "
+                                                f"{what}, "
+                                                f"{served} requests")
+    (out_dir / f"overhead-{stamp}-profile-{target.name}.txt").write_text(text + "\n")
+    return {"spots": spots, "text": text, "requests": served}

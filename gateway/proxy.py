@@ -22,10 +22,11 @@ import orjson
 from aiohttp import web
 from multidict import CIMultiDictProxy
 
+from gateway.accounting import Accounting
 from gateway.backends import Backend, BackendPool
 from gateway.costmodel import OTHER_ROLE, Role
 from gateway.intake import Intake
-from gateway.learner import Learner, Observation
+from gateway.learner import Learner
 from gateway.metrics import Metrics
 from gateway.protocol import (
     CHAT,
@@ -71,15 +72,6 @@ class Context:
     overhead_recorded: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Loads:
-    """What the request's server and its GPU carried while the request ran (for the learner and the log)."""
-
-    load_self: float  # mean over the request's life, itself included
-    co_runners: tuple[tuple[Role, float], ...]
-    warmup: bool
-
-
 class Proxy:
     def __init__(self, settings: Settings, pool: BackendPool, router: Router, learner: Learner,
                  metrics: Metrics, client_auth_on: bool) -> None:
@@ -91,6 +83,7 @@ class Proxy:
         self.client_auth_on = client_auth_on
         self.session: aiohttp.ClientSession | None = None
         self.intake = Intake(settings)
+        self.accounting = Accounting(settings, pool, learner, metrics)
         self.stopping = False  # set when the drain is over: streams cancelled from then on say why
         self._streams: set[asyncio.Task[Any]] = set()
 
@@ -236,38 +229,33 @@ class Proxy:
                     deadline.reschedule(None)
                     return await self._relay_stream(ctx, backend, resp, first, outcome)
                 data = await _read_or_fail(resp, self.settings.max_response_bytes)
-            self.pool.record_success(backend)
-            outcome.status = str(resp.status)
-            outcome.ttft_s = time.perf_counter() - ctx.t0
-            if resp.status == 200:
-                found = COMPLETION_TOKENS.findall(data)
-                outcome.completion_tokens = int(found[-1]) if found else None
-            headers = response_headers(resp.headers)
-            headers.update(self._headers(ctx, backend))
-            return web.Response(status=resp.status, body=data, headers=headers)
-        except TimeoutError:
-            outcome.status = "failed"
-            raise UpstreamFailure("timeout", f"no answer from upstream within {ctx.first_byte_timeout_s:g} s",
-                                  suspect=True) from None
-        except UpstreamFailure:
-            outcome.status = "failed"
-            raise
-        except ResponseTooLarge as exc:  # the request's own answer: not retried, no blame
-            outcome.status = "502"
-            raise UpstreamTooLarge(f"Upstream answer too large: {exc}.") from None
-        except Exception:
-            outcome.status = "error"
-            log.exception(orjson.dumps({"event": "attempt_error", "id": ctx.request_id,
-                                        "backend": backend.name}).decode())
-            raise
+            return self._answer(ctx, backend, resp, data, outcome)
+        except Exception as exc:
+            failure = _attempt_failure(ctx, backend, outcome, exc)
+            if failure is exc:
+                raise
+            raise failure from None
         finally:
             if resp is not None:
                 resp.close()
             self.pool.release(backend)
             # Metrics, learning and the access log run after the response is handed back, off its latency.
             e2e = time.perf_counter() - ctx.t0
-            loads = self._mean_loads(backend, started, areas, co_runners, warmup)
-            asyncio.get_running_loop().call_soon(self._record, ctx, backend, outcome, loads, e2e)
+            loads = self.accounting.mean_loads(backend, started, areas, co_runners, warmup)
+            asyncio.get_running_loop().call_soon(self.accounting.record, ctx, backend, outcome, loads, e2e)
+
+    def _answer(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, data: bytes,
+                outcome: Outcome) -> web.Response:
+        """A whole (non-streamed) answer, passed through with our headers."""
+        self.pool.record_success(backend)
+        outcome.status = str(resp.status)
+        outcome.ttft_s = time.perf_counter() - ctx.t0
+        if resp.status == 200:
+            found = COMPLETION_TOKENS.findall(data)
+            outcome.completion_tokens = int(found[-1]) if found else None
+        headers = response_headers(resp.headers)
+        headers.update(self._headers(ctx, backend))
+        return web.Response(status=resp.status, body=data, headers=headers)
 
     async def _relay_stream(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
                             outcome: Outcome) -> web.StreamResponse:
@@ -318,69 +306,28 @@ class Proxy:
         await out.write_eof()
         return out
 
-    def _mean_loads(self, backend: Backend, started: float, areas: tuple[float, tuple[float, ...]],
-                    co_runners: tuple[tuple[Role, float], ...], warmup: bool) -> Loads:
-        """The mean loads of the request's server (itself included) and co-runners over its lifetime: a request
-        that starts at load 2 and runs through a burst of 20 did not run at load 2."""
-        now = time.monotonic()
-        span = now - started
-        self_area, co_areas = self.pool.group_areas(backend, now)
-        if span <= 1e-6:
-            return Loads(self.pool.load(backend, now), co_runners, warmup)
-        co = tuple((role, (end - start) / span) for (role, _), start, end in zip(co_runners, areas[1], co_areas,
-                                                                                 strict=True))
-        return Loads((self_area - areas[0]) / span, co, warmup)
-
-    def _record(self, ctx: Context, backend: Backend, outcome: Outcome, loads: Loads, e2e: float) -> None:
-        if outcome.status == "failed":
-            return  # failed attempt: counted by upstream_errors / failovers
-        m = self.metrics
-        role, cls = backend.role, ctx.routed.task_class
-        m.child(m.requests, backend.name, role, cls, outcome.status).inc()
-        d = ctx.routed.decision
-        if outcome.status != "200":
-            self._log(ctx, backend, outcome, e2e, loads)
-            return
-        m.child(m.duration, role, cls).observe(e2e)
-        if outcome.ttft_s is not None:
-            m.child(m.ttft, role, cls).observe(outcome.ttft_s)
-        tokens = outcome.completion_tokens or 0
-        m.observe_shape(cls, ctx.routed.bucket, ctx.routed.features.prompt_tokens, tokens)
-        if tokens:
-            m.child(m.output_tokens, role, cls).inc(tokens)
-            if tokens > 1 and outcome.ttft_s is not None and ctx.stream:
-                m.child(m.tpot, role, cls).observe((e2e - outcome.ttft_s) / (tokens - 1))
-        if d.predicted_e2e_s is not None and role == d.role:
-            m.child(m.predicted, role, cls).observe(d.predicted_e2e_s)
-            m.child(m.prediction_error, role).observe(abs(d.predicted_e2e_s - e2e) / max(e2e, 1e-6))
-        if tokens and ctx.routed.features.n == 1:
-            self.learner.observe(Observation(
-                role=role, task_class=cls, bucket=ctx.routed.bucket, prompt_tokens=ctx.routed.features.prompt_tokens,
-                completion_tokens=tokens, steps=outcome.steps, ttft_s=outcome.ttft_s or e2e, e2e_s=e2e,
-                load_self=loads.load_self, co_runners=loads.co_runners, warmup=loads.warmup,
-                max_tokens=ctx.routed.features.max_tokens if ctx.routed.features.max_tokens_given else None,
-            ))
-        self._log(ctx, backend, outcome, e2e, loads)
-
-    def _log(self, ctx: Context, backend: Backend, outcome: Outcome, e2e: float, loads: Loads) -> None:
-        if not self.settings.log_requests or not log.isEnabledFor(logging.INFO):
-            return
-        d = ctx.routed.decision
-        line = {
-            "event": "request", "id": ctx.request_id, "endpoint": ctx.endpoint, "class": ctx.routed.task_class,
-            "backend": backend.role, "instance": backend.name, "reason": d.reason, "ratio": d.ratio,
-            "predicted_s": d.predicted_e2e_s, "predicted_ttft_s": d.predicted_ttft_s, "observed_s": round(e2e, 6),
-            "ttft_s": outcome.ttft_s, "status": outcome.status, "completion_tokens": outcome.completion_tokens,
-            "engine_steps": outcome.steps, "attempts": ctx.attempts, "prompt_tokens": ctx.routed.features.prompt_tokens,
-            "load_self": loads.load_self, "co_runners": loads.co_runners, "group": backend.group,
-            "temperature": ctx.routed.bucket,
-        }
-        log.info(orjson.dumps(line).decode())
-
 
 def _warn(**fields: object) -> None:
     """A JSON log line; values go through orjson, so a client's request id cannot forge fields."""
     log.warning(orjson.dumps(fields).decode())
+
+
+def _attempt_failure(ctx: Context, backend: Backend, outcome: Outcome, exc: Exception) -> Exception:
+    """What a failed attempt raises (`exc` itself: re-raised as it is), its outcome status set for the record.
+    Called inside the `except` block, so `log.exception` keeps the traceback."""
+    if isinstance(exc, TimeoutError):
+        outcome.status = "failed"
+        return UpstreamFailure("timeout", f"no answer from upstream within {ctx.first_byte_timeout_s:g} s",
+                               suspect=True)
+    if isinstance(exc, UpstreamFailure):
+        outcome.status = "failed"
+        return exc
+    if isinstance(exc, ResponseTooLarge):  # the request's own answer: not retried, no blame
+        outcome.status = "502"
+        return UpstreamTooLarge(f"Upstream answer too large: {exc}.")
+    outcome.status = "error"
+    log.exception(orjson.dumps({"event": "attempt_error", "id": ctx.request_id, "backend": backend.name}).decode())
+    return exc
 
 
 class _StatusFailure(UpstreamFailure):

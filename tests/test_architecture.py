@@ -47,8 +47,8 @@ def test_routing_code_imports_no_emulator_or_bench() -> None:
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Current offenders, to shrink: remove an entry once its module or function fits (the test says when).
-LONG_MODULES = {"gateway/proxy.py"}
-LONG_FUNCTIONS = {"gateway/metrics.py::__init__", "gateway/proxy.py::_attempt"}
+LONG_MODULES: set[str] = set()
+LONG_FUNCTIONS = {"gateway/metrics.py::__init__"}
 
 
 def _sources() -> list[Path]:

@@ -1,0 +1,102 @@
+"""After a response: the request's metrics, what the learner observes, and the access log line.
+
+`Proxy` schedules `Accounting.record` with `call_soon` once an attempt ends, so none of this adds to the
+client's latency.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import orjson
+
+from gateway.backends import Backend, BackendPool
+from gateway.costmodel import Role
+from gateway.learner import Learner, Observation
+from gateway.metrics import Metrics
+from gateway.relay import Outcome
+from gateway.settings import Settings
+
+if TYPE_CHECKING:
+    from gateway.proxy import Context
+
+log = logging.getLogger("specgate.access")
+
+
+@dataclass(frozen=True, slots=True)
+class Loads:
+    """What the request's server and its GPU carried while the request ran (for the learner and the log)."""
+
+    load_self: float  # mean over the request's life, itself included
+    co_runners: tuple[tuple[Role, float], ...]
+    warmup: bool
+
+
+class Accounting:
+    def __init__(self, settings: Settings, pool: BackendPool, learner: Learner, metrics: Metrics) -> None:
+        self.settings = settings
+        self.pool = pool
+        self.learner = learner
+        self.metrics = metrics
+
+    def mean_loads(self, backend: Backend, started: float, areas: tuple[float, tuple[float, ...]],
+                   co_runners: tuple[tuple[Role, float], ...], warmup: bool) -> Loads:
+        """The mean loads of the request's server (itself included) and co-runners over its lifetime: a request
+        that starts at load 2 and runs through a burst of 20 did not run at load 2."""
+        now = time.monotonic()
+        span = now - started
+        self_area, co_areas = self.pool.group_areas(backend, now)
+        if span <= 1e-6:
+            return Loads(self.pool.load(backend, now), co_runners, warmup)
+        co = tuple((role, (end - start) / span) for (role, _), start, end in zip(co_runners, areas[1], co_areas,
+                                                                                 strict=True))
+        return Loads((self_area - areas[0]) / span, co, warmup)
+
+    def record(self, ctx: Context, backend: Backend, outcome: Outcome, loads: Loads, e2e: float) -> None:
+        if outcome.status == "failed":
+            return  # failed attempt: counted by upstream_errors / failovers
+        m = self.metrics
+        role, cls = backend.role, ctx.routed.task_class
+        m.child(m.requests, backend.name, role, cls, outcome.status).inc()
+        d = ctx.routed.decision
+        if outcome.status != "200":
+            self.access_log(ctx, backend, outcome, e2e, loads)
+            return
+        m.child(m.duration, role, cls).observe(e2e)
+        if outcome.ttft_s is not None:
+            m.child(m.ttft, role, cls).observe(outcome.ttft_s)
+        tokens = outcome.completion_tokens or 0
+        m.observe_shape(cls, ctx.routed.bucket, ctx.routed.features.prompt_tokens, tokens)
+        if tokens:
+            m.child(m.output_tokens, role, cls).inc(tokens)
+            if tokens > 1 and outcome.ttft_s is not None and ctx.stream:
+                m.child(m.tpot, role, cls).observe((e2e - outcome.ttft_s) / (tokens - 1))
+        if d.predicted_e2e_s is not None and role == d.role:
+            m.child(m.predicted, role, cls).observe(d.predicted_e2e_s)
+            m.child(m.prediction_error, role).observe(abs(d.predicted_e2e_s - e2e) / max(e2e, 1e-6))
+        if tokens and ctx.routed.features.n == 1:
+            self.learner.observe(Observation(
+                role=role, task_class=cls, bucket=ctx.routed.bucket, prompt_tokens=ctx.routed.features.prompt_tokens,
+                completion_tokens=tokens, steps=outcome.steps, ttft_s=outcome.ttft_s or e2e, e2e_s=e2e,
+                load_self=loads.load_self, co_runners=loads.co_runners, warmup=loads.warmup,
+                max_tokens=ctx.routed.features.max_tokens if ctx.routed.features.max_tokens_given else None,
+            ))
+        self.access_log(ctx, backend, outcome, e2e, loads)
+
+    def access_log(self, ctx: Context, backend: Backend, outcome: Outcome, e2e: float, loads: Loads) -> None:
+        if not self.settings.log_requests or not log.isEnabledFor(logging.INFO):
+            return
+        d = ctx.routed.decision
+        line = {
+            "event": "request", "id": ctx.request_id, "endpoint": ctx.endpoint, "class": ctx.routed.task_class,
+            "backend": backend.role, "instance": backend.name, "reason": d.reason, "ratio": d.ratio,
+            "predicted_s": d.predicted_e2e_s, "predicted_ttft_s": d.predicted_ttft_s, "observed_s": round(e2e, 6),
+            "ttft_s": outcome.ttft_s, "status": outcome.status, "completion_tokens": outcome.completion_tokens,
+            "engine_steps": outcome.steps, "attempts": ctx.attempts, "prompt_tokens": ctx.routed.features.prompt_tokens,
+            "load_self": loads.load_self, "co_runners": loads.co_runners, "group": backend.group,
+            "temperature": ctx.routed.bucket,
+        }
+        log.info(orjson.dumps(line).decode())

@@ -23,6 +23,22 @@ class Metrics:
         self.registry = registry if registry is not None else CollectorRegistry()
         self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
         r = self.registry
+        self._request_metrics(r)
+        self._backend_gauges(r)
+        self._learned_gauges(r)
+        self._failures_and_groups(r)
+        self._traffic_shape(r)
+        self._process_gauges(r)
+        for role in ROLES:
+            for cls in CLASSES:
+                for family in (self.duration, self.ttft, self.inter_chunk, self.tpot, self.output_tokens,
+                               self.predicted):
+                    family.labels(role, cls)
+            self.prediction_error.labels(role)
+            self.learned_step.labels(role)
+
+    def _request_metrics(self, r: CollectorRegistry) -> None:
+        """Per request: counts, decisions, latencies, tokens, predictions, the gateway's own overhead."""
         self.requests = Counter("specgate_requests", "Proxied requests by backend, class and status",
                                 ["backend", "role", "class", "status"], registry=r)
         self.decisions = Counter("specgate_decisions", "Routing decisions by role, class and reason",
@@ -42,6 +58,9 @@ class Metrics:
                                           ["role"], buckets=RATIO_BUCKETS, registry=r)
         self.overhead = Histogram("specgate_gateway_overhead_seconds", "Request received to upstream request sent",
                                   buckets=OVERHEAD_BUCKETS, registry=r)
+
+    def _backend_gauges(self, r: CollectorRegistry) -> None:
+        """Per backend: in flight, health, and what its last scrape said."""
         self.inflight = Gauge("specgate_inflight_requests", "Requests in flight", ["backend", "role"], registry=r,
                               multiprocess_mode="livesum")
         self.up = Gauge("specgate_backend_up", "1 when healthy and not ejected", ["backend", "role"], registry=r,
@@ -58,6 +77,9 @@ class Metrics:
         self.acceptance_length = Gauge("specgate_backend_mean_acceptance_length",
                                        "Tokens per engine step over the last scrape interval",
                                        ["backend", "role"], registry=r, multiprocess_mode="mostrecent")
+
+    def _learned_gauges(self, r: CollectorRegistry) -> None:
+        """What the learner has learned, per class and temperature bucket (step time per role)."""
         self.learned_tps = Gauge("specgate_learned_tokens_per_step", "Learned tokens per speculative step",
                                  ["class", "temperature"], registry=r, multiprocess_mode="mostrecent")
         self.learned_acceptance = Gauge("specgate_learned_acceptance_rate", "Learned per-token acceptance",
@@ -66,6 +88,9 @@ class Metrics:
                                     ["class", "temperature"], registry=r, multiprocess_mode="mostrecent")
         self.learned_step = Gauge("specgate_learned_step_seconds", "Learned step time at the current load",
                                   ["role"], registry=r, multiprocess_mode="mostrecent")
+
+    def _failures_and_groups(self, r: CollectorRegistry) -> None:
+        """Failovers, upstream errors, ejections; backends' GPU groups, routing load and regimes."""
         self.failovers = Counter("specgate_failovers", "Attempts that failed and were retried elsewhere",
                                  ["backend", "role"], registry=r)
         self.upstream_errors = Counter("specgate_upstream_errors", "Upstream failures by kind",
@@ -81,24 +106,22 @@ class Metrics:
                             "speculative server", ["group"], registry=r, multiprocess_mode="mostrecent")
         self.regime_switches = Counter("specgate_regime_switches", "Regime changes of a shared GPU group",
                                        ["group"], registry=r)
-        # The traffic's shape, for `specgate plan --from`: per class and temperature bucket, and since when.
+
+    def _traffic_shape(self, r: CollectorRegistry) -> None:
+        """The traffic's shape, for `specgate plan --from`: per class and temperature bucket, and since when."""
         self.prompt_tokens = Histogram("specgate_prompt_tokens", "Prompt tokens per successful request (estimated)",
                                        ["class", "temperature"], registry=r, buckets=TOKEN_BUCKETS)
         self.completion_tokens = Histogram("specgate_completion_tokens", "Completion tokens per successful request",
                                            ["class", "temperature"], registry=r, buckets=TOKEN_BUCKETS)
+
+    def _process_gauges(self, r: CollectorRegistry) -> None:
+        """This gateway process: start time, draining, event loop tasks."""
         self.start_time = Gauge("specgate_start_time_seconds", "Unix time this gateway process started",
                                 registry=r, multiprocess_mode="min")
         self.start_time.set(time.time())
         self.draining = Gauge("specgate_draining", "1 while shutting down", registry=r, multiprocess_mode="max")
         self.loop_tasks = Gauge("specgate_event_loop_tasks", "asyncio tasks alive (set on each scrape)", registry=r,
                                 multiprocess_mode="livesum")
-        for role in ROLES:
-            for cls in CLASSES:
-                for family in (self.duration, self.ttft, self.inter_chunk, self.tpot, self.output_tokens,
-                               self.predicted):
-                    family.labels(role, cls)
-            self.prediction_error.labels(role)
-            self.learned_step.labels(role)
 
     def child(self, family: Counter | Gauge | Histogram, *labels: str) -> Any:
         """`family.labels(*labels)`, memoised: the request path asks for the same few children all the time."""

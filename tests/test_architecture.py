@@ -48,7 +48,7 @@ MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Current offenders, to shrink: remove an entry once its module or function fits (the test says when).
 LONG_MODULES: set[str] = set()
-LONG_FUNCTIONS = {"gateway/metrics.py::__init__"}
+LONG_FUNCTIONS: set[str] = set()
 
 
 def _sources() -> list[Path]:

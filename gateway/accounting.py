@@ -11,8 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import orjson
-
+from gateway.accesslog import AccessLog
 from gateway.backends import Backend, BackendPool
 from gateway.costmodel import Role
 from gateway.learner import Learner, Observation
@@ -38,6 +37,7 @@ class Loads:
 class Accounting:
     def __init__(self, settings: Settings, pool: BackendPool, learner: Learner, metrics: Metrics) -> None:
         self.settings = settings
+        self.access = AccessLog()
         self.pool = pool
         self.learner = learner
         self.metrics = metrics
@@ -99,4 +99,4 @@ class Accounting:
             "load_self": loads.load_self, "co_runners": loads.co_runners, "group": backend.group,
             "temperature": ctx.routed.bucket,
         }
-        log.info(orjson.dumps(line).decode())
+        self.access.write(line)

@@ -14,6 +14,7 @@ from gateway import persist
 from gateway.backends import Backend, BackendPool
 from gateway.handlers import add_routes, make_middleware
 from gateway.learner import Learner
+from gateway.logevents import log_event
 from gateway.metrics import Metrics
 from gateway.proxy import Proxy
 from gateway.router import Router
@@ -81,7 +82,7 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
         try:
             persist.save(settings.state_file, state.learner, state.router)
         except OSError as exc:
-            log.warning('{"event": "state_not_saved", "why": "%s"}', type(exc).__name__)
+            log_event(log, logging.WARNING, "state_not_saved", why=type(exc).__name__)
     await session.close()
     state.proxy.intake.close()
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import aiohttp
 
 from gateway.costmodel import Role
+from gateway.logevents import log_event
 from gateway.metrics import Metrics
 from gateway.settings import Settings
 from gateway.upstream import url_credentials, without_credentials
@@ -187,7 +188,7 @@ class BackendPool:
         b.consecutive_failures = 0
         self.metrics.ejections.labels(b.name, b.role).inc()
         self._gauges[b.name][1].set(0)
-        log.warning('{"event": "eject", "backend": "%s", "why": "%s", "cooldown_s": %.1f}', b.name, why, cooldown)
+        log_event(log, logging.WARNING, "eject", backend=b.name, why=why, cooldown_s=round(cooldown, 1))
 
     # --- background loops
     async def check_health(self, session: aiohttp.ClientSession, b: Backend) -> None:
@@ -199,11 +200,11 @@ class BackendPool:
         now = time.monotonic()
         if ok:
             if not b.healthy and now >= b.ejected_until:
-                log.info('{"event": "backend_up", "backend": "%s"}', b.name)
+                log_event(log, logging.INFO, "backend_up", backend=b.name)
                 b.sent_since_up = 0  # a restarted server compiles new shapes again
             b.healthy = now >= b.ejected_until
         elif now >= b.ejected_until:  # a failed check ejects, with the growing cooldown
-            log.warning('{"event": "backend_down", "backend": "%s"}', b.name)
+            log_event(log, logging.WARNING, "backend_down", backend=b.name)
             self.eject(b, "health check failed")
         else:
             b.healthy = False
@@ -238,7 +239,7 @@ class BackendPool:
         try:
             snap = parse_vllm_metrics(text.decode("utf-8", "replace"))
         except ValueError:
-            log.warning('{"event": "bad_metrics", "backend": "%s"}', b.name)
+            log_event(log, logging.WARNING, "bad_metrics", backend=b.name)
             return
         delta = spec_delta(b.snapshot, snap)
         b.snapshot = snap

@@ -18,6 +18,7 @@ from yarl import URL
 
 from gateway import persist
 from gateway.backends import BackendPool
+from gateway.logevents import event_line
 from gateway.protocol import (
     CHAT,
     COMPLETIONS,
@@ -92,7 +93,7 @@ def make_middleware(state: AppState) -> Middleware:
                     {"error": {"message": exc.reason, "type": err_type, "param": None, "code": exc.status}}))
             raise
         except Exception:  # a bug must not answer plain text: log it with its traceback, answer OpenAI-shaped
-            log.exception('{"event": "unhandled_error", "path": %s}', orjson.dumps(path).decode())
+            log.exception(event_line("unhandled_error", path=path))
             return gateway_error_response(GatewayError("Internal gateway error."))
         finally:
             state.active_requests -= 1

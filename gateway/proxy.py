@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
-import orjson
 from aiohttp import web
 from multidict import CIMultiDictProxy
 
@@ -27,6 +26,7 @@ from gateway.backends import Backend, BackendPool
 from gateway.costmodel import OTHER_ROLE, Role
 from gateway.intake import Intake
 from gateway.learner import Learner
+from gateway.logevents import event_line, log_event
 from gateway.metrics import Metrics
 from gateway.protocol import (
     CHAT,
@@ -307,9 +307,8 @@ class Proxy:
         return out
 
 
-def _warn(**fields: object) -> None:
-    """A JSON log line; values go through orjson, so a client's request id cannot forge fields."""
-    log.warning(orjson.dumps(fields).decode())
+def _warn(event: str, **fields: object) -> None:
+    log_event(log, logging.WARNING, event, **fields)
 
 
 def _attempt_failure(ctx: Context, backend: Backend, outcome: Outcome, exc: Exception) -> Exception:
@@ -326,7 +325,7 @@ def _attempt_failure(ctx: Context, backend: Backend, outcome: Outcome, exc: Exce
         outcome.status = "502"
         return UpstreamTooLarge(f"Upstream answer too large: {exc}.")
     outcome.status = "error"
-    log.exception(orjson.dumps({"event": "attempt_error", "id": ctx.request_id, "backend": backend.name}).decode())
+    log.exception(event_line("attempt_error", id=ctx.request_id, backend=backend.name))
     return exc
 
 

@@ -6,18 +6,21 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import logging.handlers
 import multiprocessing
 import os
 import signal
 import sys
 import tempfile
 import time
+from typing import BinaryIO
 
+import orjson
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
+from gateway.accesslog import AccessLog, IsoTime
 from gateway.app import create_app
+from gateway.logevents import log_event
 from gateway.settings import Settings
 from gateway.state import AppState
 
@@ -29,13 +32,15 @@ class JsonLineFormatter(logging.Formatter):
     (the request path writes its lines with orjson) gets them spliced in front, without being parsed again;
     any other message becomes `message`, and a traceback `traceback`."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._time = IsoTime()
+
     def format(self, record: logging.LogRecord) -> str:
         message = record.getMessage()
-        head = f'{{"time":"{self.formatTime(record)}","level":"{record.levelname.lower()}",'
+        head = f'{{"time":"{self._time(record.created)}","level":"{record.levelname.lower()}",'
         if not record.exc_info and message.startswith("{") and message.endswith("}"):
             return _splice(head, message)
-        import orjson
-
         line: dict[str, object] = {"logger": record.name, "message": message}
         if message.startswith("{"):
             with contextlib.suppress(orjson.JSONDecodeError):
@@ -47,17 +52,6 @@ class JsonLineFormatter(logging.Formatter):
         line.pop("level", None)
         return _splice(head, orjson.dumps(line, option=orjson.OPT_NON_STR_KEYS).decode())
 
-    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
-        """UTC, ISO 8601 with milliseconds."""
-        seconds = int(record.created)
-        if seconds != self._second:
-            self._second = seconds
-            self._stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
-        return f"{self._stamp}.{int(record.msecs):03d}Z"
-
-    _second: int = -1
-    _stamp: str = ""
-
 
 def _splice(head: str, obj: str) -> str:
     """`head` (`{"time":...,`) and the members of the JSON object `obj` as one object."""
@@ -65,9 +59,8 @@ def _splice(head: str, obj: str) -> str:
 
 
 def configure_logging(level: str) -> None:
-    """JSON lines on stderr. Access lines are buffered (flushed every 0.5 s by `serve`, at once on a
-    warning) so the request path does not pay a write system call per request; records carry no thread,
-    process or caller fields (no line uses them; gathering them is a third of a record's cost)."""
+    """JSON lines on stderr; records carry no thread, process or caller fields (no line uses them; gathering
+    them is a third of a record's cost). The access log is written apart, in batches (`AccessLog`)."""
     logging.logThreads = False
     logging.logProcesses = False
     logging.logMultiprocessing = False
@@ -79,10 +72,24 @@ def configure_logging(level: str) -> None:
     root.setLevel(level.upper())
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
     logging.getLogger("aiohttp.server").addFilter(_client_errors_without_traceback)
-    buffered = logging.handlers.MemoryHandler(capacity=1024, flushLevel=logging.WARNING, target=handler)
-    access = logging.getLogger("specgate.access")
-    access.handlers[:] = [buffered]
-    access.propagate = False
+
+
+def attach_access_log(access: AccessLog, stream: BinaryIO | None = None) -> None:
+    """The access log to `stream` (stderr) in batches; every other line first writes out the access lines
+    before it."""
+    access.attach(stream if stream is not None else sys.stderr.buffer)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_FlushFirst(access))
+
+
+class _FlushFirst(logging.Filter):
+    def __init__(self, access: AccessLog) -> None:
+        super().__init__()
+        self.access = access
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        self.access.flush()
+        return True
 
 
 def _client_errors_without_traceback(record: logging.LogRecord) -> bool:
@@ -99,13 +106,15 @@ async def serve(settings: Settings, *, reuse_port: bool = False) -> None:
     requests get `drain_timeout_s` to finish, the rest are cancelled (upstream closed)."""
     app = create_app(settings)
     state = app[AppState.key]
+    access = state.proxy.accounting.access
+    attach_access_log(access)
     runner = make_runner(app, settings)
     await runner.setup()
     site = GuardedSite(runner, settings, reuse_port=reuse_port)
     await site.start()
-    log.info('{"event": "listening", "host": "%s", "port": %d, "policy": "%s", "pid": %d}',
-             settings.host, settings.port, settings.policy, os.getpid())
-    flusher = asyncio.create_task(_flush_logs(), name="specgate-log-flush")
+    log_event(log, logging.INFO, "listening", host=settings.host, port=settings.port, policy=settings.policy,
+              pid=os.getpid())
+    flusher = asyncio.create_task(_flush_logs(access), name="specgate-log-flush")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -114,14 +123,14 @@ async def serve(settings: Settings, *, reuse_port: bool = False) -> None:
     state.draining = True
     state.metrics.draining.set(1)
     deadline = time.monotonic() + settings.drain_timeout_s
-    log.info('{"event": "draining", "inflight": %d}', state.active_requests)
+    log_event(log, logging.INFO, "draining", inflight=state.active_requests)
     while state.active_requests > 0 and time.monotonic() < deadline:  # noqa: ASYNC110 -- polling a plain counter is simpler than an event set from every request
         await asyncio.sleep(0.05)
-    log.info('{"event": "stopping", "cancelled_inflight": %d}', state.active_requests)
+    log_event(log, logging.INFO, "stopping", cancelled_inflight=state.active_requests)
     await state.proxy.end_streams(0.5)  # each still-open stream ends with an SSE error event
     await runner.cleanup()
     flusher.cancel()
-    _flush_access_log()
+    access.flush()
 
 
 def make_runner(app: web.Application, settings: Settings) -> web.AppRunner:
@@ -166,15 +175,10 @@ class _Refuse(asyncio.Protocol):
         transport.close()
 
 
-def _flush_access_log() -> None:
-    for handler in logging.getLogger("specgate.access").handlers:
-        handler.flush()
-
-
-async def _flush_logs() -> None:
+async def _flush_logs(access: AccessLog) -> None:
     while True:
         await asyncio.sleep(0.5)
-        _flush_access_log()
+        access.flush()
 
 
 def _return_large_buffers_to_the_os() -> None:

@@ -158,9 +158,12 @@ class Bench:
         config = self.log_dir / "litellm.yaml"
         config.write_text(
             "model_list:\n  - model_name: specgate-bench\n    litellm_params:\n      model: openai/specgate-bench\n"
-            f"      api_base: {self.backends['baseline']}/v1\n      api_key: none\n")
+            f"      api_base: {self.backends['baseline']}/v1\n      api_key: none\n"
+            # a loopback benchmark: recent LiteLLM refuses to start without a master key unless told this
+            "general_settings:\n  dangerously_permit_weak_or_unset_master_key: true\n")
         proc = start("litellm", ["-m", "litellm.proxy.proxy_cli", "--config", str(config), "--port", str(port),
-                                 "--host", "127.0.0.1"], cpus=self.gw_cpus, log_dir=self.log_dir, nice=self.args.nice)
+                                 "--host", "127.0.0.1"], cpus=self.gw_cpus, log_dir=self.log_dir, nice=self.args.nice,
+                     env={"LITELLM_LOCAL_MODEL_COST_MAP": "True"})  # its bundled price list: no fetch from GitHub
         self.procs.append(proc)
         try:
             wait_http(proc, f"http://127.0.0.1:{port}/health/liveliness", timeout=90)

@@ -15,13 +15,14 @@ policy: `n > 1` goes to a baseline, and a backend that is not routable is never 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Literal, NamedTuple
 
 from gateway.classify import Features
-from gateway.costmodel import CoRunner, Prediction, RequestShape, Role, StepModel, predict
+from gateway.costmodel import ROLES, CoRunner, Prediction, RequestShape, Role, StepModel, predict
 from gateway.domain import Reason
 
 PolicyName = Literal["adaptive", "rules", "baseline", "speculative", "clairvoyant", "round_robin", "least_loaded",
@@ -177,8 +178,10 @@ def _eligible(inp: PolicyInput, light_load: float) -> list[Candidate]:
     a request joining the other server's few requests would look cheap for the same sticky reason, and the
     exceptions would snowball into a second regime. `decide_cost` asks an exception to win by `exception_margin`
     (on a GPU with nothing running, by the ordinary margin)."""
+    regimes = inp.regimes  # _outside_regime, written out: it runs for every candidate of every decision
     allowed = [c for c in inp.candidates
-               if not _outside_regime(inp, c) or (c.load == 0 and _gpu_load(c) <= light_load)]
+               if not (c.co_runners and regimes.get(c.group, "baseline") != c.role)
+               or (c.load == 0 and _gpu_load(c) <= light_load)]
     return allowed or list(inp.candidates)
 
 
@@ -193,9 +196,15 @@ def _worth_scoring(candidates: Sequence[Candidate]) -> list[Candidate]:
         if c.shared:
             distinct.setdefault((c.role, c.load, sum(load for _, load in c.co_runners)), c)
     shared = [(c, co) for (_, _, co), c in distinct.items()]
-    out = [c for c, co in shared
-           if not any(o.role == c.role and o.load <= c.load and oco <= co and (o.load, oco) != (c.load, co)
-                      for o, oco in shared)]
+    # the Pareto front per role: in (load, co-load) order, a candidate is beaten iff one before it has no more co-load
+    front: set[int] = set()
+    for role in ROLES:
+        lowest = math.inf
+        for _, co, i in sorted((c.load, co, i) for i, (c, co) in enumerate(shared) if c.role == role):
+            if co < lowest:
+                front.add(i)
+                lowest = co
+    out = [c for i, (c, _) in enumerate(shared) if i in front]
     own: dict[Role, Candidate] = {}
     for c in candidates:
         if not c.shared and (c.role not in own or c.load < own[c.role].load):

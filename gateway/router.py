@@ -101,7 +101,8 @@ class Router:
         self.recent: dict[str, deque[_Recent]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
         self.group_decisions: dict[str, int] = dict.fromkeys(self.regimes, 0)
-        self._early: dict[str, None] = dict.fromkeys(self.regimes)  # groups still in their first decisions, in order
+        # groups still in their first decisions, in order, with the requests routed since their last decision
+        self._early: dict[str, int] = dict.fromkeys(self.regimes, 0)
         self._fresh_mix: dict[_Recent, float | None] = {}  # per request: the mix ratio of a group with no history
         self.arrivals: dict[str, deque[float]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
@@ -187,7 +188,10 @@ class Router:
         if not self._early:
             return
         self._fresh_mix.clear()  # estimates may have changed since the last request
-        for group in self._early:
+        for group, passed in self._early.items():
+            if passed >= REGIME_EARLY:  # a group the traffic passes by waits for its next decision
+                continue
+            self._early[group] = passed + 1
             load = sum(self.pool.load(b, now) for b in self.pool.groups.get(group, []))
             self._update_regime(group, self.group_decisions[group], _recent(f, task_class, bucket, load))
 
@@ -198,6 +202,8 @@ class Router:
         n = self.group_decisions[group] = self.group_decisions[group] + 1
         if n >= REGIME_EARLY:
             self._early.pop(group, None)
+        elif group in self._early:
+            self._early[group] = 0
         if (n > REGIME_EARLY and n % REGIME_EVERY == 0) or self.regimes[group].pending is not None:
             self._update_regime(group, n, None)
 

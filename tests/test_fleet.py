@@ -136,3 +136,29 @@ def test_idle_groups_of_a_fleet_share_one_mix_computation_per_request() -> None:
     single.route(view, "r0")
     idle = [g for g, n in router.group_decisions.items() if not n]
     assert {router.regimes[g].ratio for g in idle} == {single.regimes["pair-0"].ratio}
+
+
+def test_a_group_the_traffic_passes_by_stops_recomputing_its_regime() -> None:
+    """Idle groups with different loads cannot share one mix; after REGIME_EARLY requests routed elsewhere a
+    group waits for a decision of its own (with 8 pairs at different loads each request paid 7 mixes: the
+    fleet cost +0.3 ms of CPU per request at c = 1)."""
+    from gateway.router import REGIME_EARLY
+
+    router = _fleet_router(8)
+    for i, b in enumerate(router.pool.backends):
+        b.inflight = 1 + i  # every group at its own load; pair-0 the least loaded
+    visits: dict[str, int] = {}
+    inner = router._mix_ratio_of
+
+    def counting(group: str, extra: Any) -> float | None:
+        visits[group] = visits.get(group, 0) + 1
+        return inner(group, extra)
+
+    router._mix_ratio_of = counting  # type: ignore[method-assign]
+    view = request_view("/v1/chat/completions", {"model": "m", "max_tokens": 64,
+                                                 "messages": [{"role": "user", "content": "Return JSON: {}"}]})
+    for i in range(4 * REGIME_EARLY):
+        router.route(view, f"r{i}")
+    idle = [g for g, n in router.group_decisions.items() if not n]
+    assert idle
+    assert all(visits.get(g, 0) <= REGIME_EARLY for g in idle), visits

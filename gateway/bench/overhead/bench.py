@@ -149,6 +149,7 @@ class Bench:
                 wait_http(t.proc, t.url + "/health")
 
     def start_litellm(self) -> Target | None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # importing it would fetch a price list
         try:
             import litellm  # noqa: F401
         except ImportError:

@@ -66,11 +66,21 @@ def _recent(f: Features, task_class: str, bucket: str, load: float) -> _Recent:
     return _Recent((task_class, bucket, f.max_tokens, f.max_tokens_given), f.prompt_tokens, f.n == 1, load)
 
 
+RATE_MIN_ARRIVALS = 4  # a group's arrival rate is unknown (infinite to the policy) before this many decisions
+
+
 def _rate(times: Sequence[float], now: float) -> float:
     """Requests per second over the recent decision times, counting the quiet time since the last one."""
     if len(times) < 2:
         return 0.0
     return (len(times) - 1) / max(now - times[0], 1e-3)
+
+
+def known_rate(times: Sequence[float], now: float) -> float:
+    """The policy's view of a group's arrival rate: infinite until `RATE_MIN_ARRIVALS` decisions are known, so
+    that no probe or regime exception is sent into the first seconds of what may be a flood (one probe at the
+    second request of a 35 requests/s start slowed the whole run 16%)."""
+    return _rate(times, now) if len(times) >= RATE_MIN_ARRIVALS else math.inf
 
 
 def _optimistic(posterior: tuple[float, float], z: float) -> float:
@@ -157,7 +167,7 @@ class Router:
             regimes=regimes,
             regime_ratios=ratios,
             regime_pending=pending,
-            arrival_rates={g: _rate(times, now) for g, times in self.arrivals.items()},
+            arrival_rates={g: known_rate(times, now) for g, times in self.arrivals.items()},
             draw=self._random(),
             sample_draw=self._random(),
             turn=self._turn,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 from hypothesis import assume, given, settings
@@ -23,6 +24,7 @@ from gateway.policy import (
     predict_on,
 )
 from gateway.protocol import CHAT, COMPLETIONS, request_view
+from gateway.router import known_rate
 from gateway.settings import Settings
 
 CFG = Settings().classifier_config()
@@ -236,6 +238,23 @@ def test_no_probe_on_a_gpu_past_the_speculation_load_cap() -> None:
     assert busy is not None and busy.reason != "explore"
     flood = decide("adaptive", dataclasses.replace(quiet, arrival_rates={"gpu0": 500.0}), RULES, cfg)
     assert flood is not None and flood.reason != "explore"
+
+
+def test_an_unknown_arrival_rate_stops_probes_and_exceptions() -> None:
+    """Seen on mixed-high at time scale 4: a probe at the second request (the rate read from one arrival: 0)
+    ran beside the start of a 35 requests/s flood and slowed the whole run 16%. Before `RATE_MIN_ARRIVALS`
+    decisions the policy reads the rate as infinite: no probe, no exception to the regime."""
+    assert known_rate([0.0, 0.1, 0.2], 0.3) == math.inf
+    assert known_rate([0.0, 0.1, 0.2, 0.3], 0.3) == pytest.approx(10.0)
+    f = extract(request_view(CHAT, chat("Return JSON", temperature=0, max_tokens=64)), CFG)
+    cfg = dataclasses.replace(ADAPTIVE, explore_unmeasured_rate=0.25, explore_unmeasured_max_regret=3.0)
+    quiet = _inp(f, "structured", tps=1.2, output=64, shared=True, draw=0.1)
+    unknown = decide("adaptive", dataclasses.replace(quiet, arrival_rates={"gpu0": math.inf}), RULES, cfg)
+    assert unknown is not None and unknown.role == "baseline" and unknown.reason != "explore"
+    cheaper = _inp(f, "structured", tps=4.0, shared=True, regime="baseline")
+    assert _decide("adaptive", cheaper).role == "speculative"
+    held = _decide("adaptive", dataclasses.replace(cheaper, arrival_rates={"gpu0": math.inf}))
+    assert held.role == "baseline" and held.reason == "regime_baseline"
 
 
 def test_a_measured_class_is_probed_on_a_shared_gpu_only_while_the_gpu_is_quiet() -> None:

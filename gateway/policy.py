@@ -244,10 +244,11 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     ratio: float | None = None
     if base is not None and spec is not None:
         ratio = r = base[0] / max(spec[0], 1e-9)
-        pick = spec if r > 1.0 + cfg.margin else base
-        reason = token if pick is spec or r < 1.0 else "within_margin"
-        if _outside_regime(inp, pick[1]) and not _exception_pays(inp, cfg, pick, r if pick is spec else 1.0 / r):
-            pick = base if pick is spec else spec  # not worth leaving the regime for
+        on_spec = r > 1.0 + cfg.margin  # a flag, not `pick is spec`: compiled (mypyc), tuples lose their identity
+        pick = spec if on_spec else base
+        reason = token if on_spec or r < 1.0 else "within_margin"
+        if _outside_regime(inp, pick[1]) and not _exception_pays(inp, cfg, pick, r if on_spec else 1.0 / r):
+            pick = base if on_spec else spec  # not worth leaving the regime for
             reason = "regime_baseline" if pick[1].role == "baseline" else "regime_speculative"
     else:  # a shared group's regime left one role
         pick = min(scored, key=lambda s: s[0])

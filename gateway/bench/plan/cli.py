@@ -55,7 +55,7 @@ def prune(candidates: list[Layout], analytic: dict[str, dict[str, float]], args:
     kept, pruned = [], {}
     for rank, lay in enumerate(sorted(candidates, key=lambda lay: closeness[lay.name])):
         ratio = closeness[lay.name]
-        if args.brute_force or (ratio <= args.prune_above and rank < args.keep):
+        if ratio <= args.prune_above and rank < args.keep:
             kept.append(lay)
         elif ratio > args.prune_above:
             pruned[lay.name] = f"analytic mean {ratio:.2f}x the best layout's at every load"
@@ -66,17 +66,32 @@ def prune(candidates: list[Layout], analytic: dict[str, dict[str, float]], args:
 
 
 def recommend(rows: list[dict[str, Any]], analytic: dict[str, dict[str, float]], loads: list[float],
-              tie: float) -> dict[str, str]:
+              tie: float, among: set[str] | None = None) -> dict[str, str]:
     """At each load, the first layout (plain splits, pairs, then dynamic-K: the simpler first) whose mean is
-    within `tie` of the lowest replayed mean (of the lowest analytic mean when nothing was replayed)."""
+    within `tie` of the lowest replayed mean (of the lowest analytic mean when nothing was replayed), among
+    the layouts `among` (all when None)."""
     out = {}
     for load in loads:
-        means = {r["layout"]: r["mean_e2e_s"] for r in rows if r["load"] == load and not r["errors"]}
+        means = {r["layout"]: r["mean_e2e_s"] for r in rows
+                 if r["load"] == load and not r["errors"] and (among is None or r["layout"] in among)}
         if not means:
             means = {name: a[str(load)] for name, a in analytic.items()}
         best = min(means.values())
         out[str(load)] = next(name for name in analytic if name in means and means[name] <= best * (1 + tie))
     return out
+
+
+def replay_median(items: list[WorkloadItem], lay: Layout, args: argparse.Namespace, work_dir: Path
+                  ) -> dict[str, Any]:
+    """`--repeats` replays (exploration seeds 1, 2, ...): the one with the median mean, every repeat's mean
+    and the wall time of all of them."""
+    runs = [asyncio.run(replay(items, lay, args.profile, args.time_scale, work_dir, repeat=r + 1))
+            for r in range(args.repeats)]
+    runs.sort(key=lambda res: res["mean_e2e_s"])
+    median = dict(runs[(len(runs) - 1) // 2])
+    median["repeat_means_s"] = [res["mean_e2e_s"] for res in runs]
+    median["wall_s"] = round(sum(res["wall_s"] for res in runs), 1)
+    return median
 
 
 def plan(args: argparse.Namespace) -> dict[str, Any]:
@@ -87,16 +102,22 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
     analytic = {lay.name: {str(load): analytic_mean_s(lay, work.shapes, len(items) / span * load) for load in loads}
                 for lay in candidates}
     kept, pruned = prune(candidates, analytic, args)
+    replayed = candidates if args.brute_force else kept
     rows: list[dict[str, Any]] = []
     work_dir = args.out.parent / f"{args.out.stem}-logs"
     work_dir.mkdir(parents=True, exist_ok=True)
     for load in loads:
-        for lay in kept:
-            res = asyncio.run(replay(scaled(items, load), lay, args.profile, args.time_scale, work_dir))
+        for lay in replayed:
+            res = replay_median(scaled(items, load), lay, args, work_dir)
             rows.append({"layout": lay.name, "load": load, "analytic_mean_s": round(analytic[lay.name][str(load)], 3),
                          **res})
             print(f"  load {load:g} {lay.name:<28} mean {res['mean_e2e_s']:.3f} s ({res['wall_s']} s wall)", flush=True)
-    return {"gpus": args.gpus, "workload": args.workload if args.from_url is None else args.from_url,
+    extra: dict[str, Any] = {}
+    if args.brute_force:  # what the pruned run would have recommended, from the same replays
+        extra = {"kept_by_pruning": [lay.name for lay in kept],
+                 "recommendation_pruned": recommend(rows, analytic, loads, args.tie, {lay.name for lay in kept})}
+    return {**extra, "repeats": args.repeats,
+            "gpus": args.gpus, "workload": args.workload if args.from_url is None else args.from_url,
             "source": work.source, "profile": args.profile, "loads": loads, "requests": len(items),
             "time_scale": args.time_scale, "layouts": [lay.name for lay in candidates], "pruned": pruned,
             "analytic": {k: {load: round(v, 4) for load, v in a.items()} for k, a in analytic.items()},
@@ -123,7 +144,10 @@ def parser() -> argparse.ArgumentParser:
                    help="skip layouts predicted this many times the best at every load")
     p.add_argument("--keep", type=int, default=3,
                    help="replay at most this many layouts, the analytically closest (0: analytic only)")
-    p.add_argument("--brute-force", action="store_true", help="replay every layout (no pruning)")
+    p.add_argument("--brute-force", action="store_true",
+                   help="replay every layout (no pruning); also says what the pruned run would recommend")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="replays per layout and load (exploration seeds 1..R); the median mean is kept")
     p.add_argument("--tie", type=float, default=0.01,
                    help="prefer the simpler layout when its mean is within this fraction of the best")
     p.add_argument("--no-dynamic-k", action="store_true", help="leave out dynamic-K single servers")
@@ -135,8 +159,10 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     args.argv = argv
-    if args.gpus < 1 or args.time_scale <= 0 or args.limit < 2 or args.keep < 0 or args.from_time_scale <= 0:
-        print("specgate plan: --gpus >= 1, --time-scale > 0, --limit >= 2, --keep >= 0", file=sys.stderr)
+    if args.gpus < 1 or args.time_scale <= 0 or args.limit < 2 or args.keep < 0 or args.from_time_scale <= 0 \
+            or args.repeats < 1:
+        print("specgate plan: --gpus >= 1, --time-scale > 0, --limit >= 2, --keep >= 0, --repeats >= 1",
+              file=sys.stderr)
         return 2
     started = time.perf_counter()
     doc = plan(args)

@@ -1,6 +1,10 @@
-"""Pruned plans against brute force: `python -m gateway.bench.plan.compare DIR` reads every `W-gpusN.json`
-with its `W-gpusN-brute.json` in DIR and prints, per workload, N and load, the pruned recommendation, the
-brute force's best layout, and the brute-force mean of the recommended layout over the best mean."""
+"""Pruned plans against brute force: `python -m gateway.bench.plan.compare DIR` reads every `W-gpusN-brute.json`
+in DIR and prints, per workload, N and load, the pruned recommendation, the brute force's best layout, and
+the brute-force mean of the recommended layout over the best mean.
+
+The pruned recommendation is the brute-force run's own `recommendation_pruned` (what the pruning pass keeps,
+recommended from the same replays: pruning and the tie rule are judged, not replay noise) where the file has
+it, else the recommendation of a separate pruned run `W-gpusN.json` beside it."""
 
 from __future__ import annotations
 
@@ -14,9 +18,15 @@ def rows(directory: Path) -> list[dict[str, Any]]:
     out = []
     for brute_path in sorted(directory.glob("*-brute.json")):
         pruned_path = brute_path.with_name(brute_path.name.replace("-brute", ""))
-        if not pruned_path.exists():
+        brute = json.loads(brute_path.read_text())
+        if "recommendation_pruned" in brute:
+            kept = [r for r in brute["rows"] if r["layout"] in brute["kept_by_pruning"]]
+            pruned = {**brute, "recommendation": brute["recommendation_pruned"], "rows": kept,
+                      "wall_s": round(sum(r["wall_s"] for r in kept), 1)}
+        elif pruned_path.exists():
+            pruned = json.loads(pruned_path.read_text())
+        else:
             continue
-        pruned, brute = json.loads(pruned_path.read_text()), json.loads(brute_path.read_text())
         for load, chosen in pruned["recommendation"].items():
             means = {r["layout"]: r["mean_e2e_s"] for r in brute["rows"] if str(r["load"]) == load}
             best = min(means, key=lambda name: means[name])

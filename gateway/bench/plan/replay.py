@@ -19,7 +19,7 @@ def scaled(items: Sequence[WorkloadItem], load: float) -> list[WorkloadItem]:
 
 
 async def replay(items: Sequence[WorkloadItem], layout: Layout, profile: str, time_scale: float,
-                 work_dir: Path) -> dict[str, Any]:
+                 work_dir: Path, repeat: int = 1) -> dict[str, Any]:
     """Mean, p90 e2e, p90 TTFT (simulated s), throughput (completion tokens per simulated s), errors, wall."""
     from gateway.bench.replay.run import BenchConfig, run_policy
     from gateway.bench.replay.summary import summarize
@@ -27,7 +27,7 @@ async def replay(items: Sequence[WorkloadItem], layout: Layout, profile: str, ti
     config = BenchConfig(workload_name="plan", policies=["adaptive"], profile=profile, time_scale=time_scale,
                          work_dir=work_dir, fleet=list(layout.entries))
     started = time.perf_counter()
-    run = await run_policy(items, "adaptive", config, lambda: None)
+    run = await run_policy(items, "adaptive", config, lambda: None, repeat=repeat)
     wall = time.perf_counter() - started
     records = run["records"]
     summary = summarize(records)

@@ -239,6 +239,28 @@ async def test_errors_like_vllm() -> None:
             assert "version" in await r.json()
         async with s.post(url + "/emulator/references", json={"references": {"a": "b"}}) as r:
             assert r.status == 200 and pair.references["a"] == "b"
+        for bad in ({"x": 0.5}, {"x": "3"}, {"x": True}, ["x"]):
+            async with s.post(url + "/emulator/references", json={"references": {}, "acceptance": bad}) as r:
+                assert r.status == 400 and "acceptance" in (await r.json())["error"]["message"]
+        async with s.post(url + "/emulator/references", json={"references": {}, "acceptance": {"a": 2.5}}) as r:
+            assert r.status == 200 and pair.acceptance == {"a": 2.5}
+
+
+async def test_per_request_synthetic_acceptance_sets_tokens_per_step() -> None:
+    """A request registered with tokens per step T (`plan --from`: its class's measured mean) runs at ~T tokens
+    a step on the speculative server whatever its text and temperature; other requests keep real drafting."""
+    async with EmulatedPair(profile="h200-ngram", time_scale=FAST) as pair, aiohttp.ClientSession() as s:
+        pair.register_references({"tilted": DOC, "plain": DOC})
+        pair.register_acceptance({"tilted": 3.0})
+        body = {"model": "specgate-emu", "prompt": "Write a story.", "max_tokens": 400, "stream": True,
+                "temperature": 1.0, "stream_options": {"include_usage": True, "continuous_usage_stats": True}}
+        tilted, plain = await asyncio.gather(
+            _stream(s, pair.speculative_url + "/v1/completions", body, "tilted"),
+            _stream(s, pair.speculative_url + "/v1/completions", body, "plain"))
+        tokens = tilted[-1]["usage"]["completion_tokens"]
+        assert tokens == plain[-1]["usage"]["completion_tokens"] > 40
+        assert 2.5 < tokens / len(_usage_counts(tilted)) < 3.5  # ~3 a step, not the ~1 of unpredictable text
+        assert max(_usage_counts(plain)) == 1
 
 
 async def test_abort_on_disconnect_frees_the_slot() -> None:

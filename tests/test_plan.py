@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gateway.bench.plan import Shape, analytic_mean_s, layouts, main
 from gateway.bench.plan.analytic import dynk_tokens_per_step
+from gateway.bench.plan.cli import recommend
 from gateway.bench.plan.quick import describe, layout_sentence
+from gateway.bench.plan.source import tilted_weights
 
 
 def test_layouts_cover_every_split_and_pairs() -> None:
@@ -42,6 +47,35 @@ def test_plan_end_to_end_prunes_and_recommends(tmp_path: Path) -> None:
     assert "2xdynk" in doc["layouts"] and "1xbaseline+1xdynk" in doc["layouts"]
     assert doc["recommendation"]["1.0"] in replayed
     assert all(r["errors"] == 0 for r in doc["rows"])
+
+
+def test_repeats_keep_the_median_replay(tmp_path: Path) -> None:
+    out = tmp_path / "plan.json"
+    argv = ["--gpus", "2", "--loads", "1", "--limit", "8", "--time-scale", "0.1", "--keep", "1", "--repeats", "3",
+            "--no-dynamic-k", "--out", str(out)]
+    assert main(argv) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert len(row["repeat_means_s"]) == 3 and row["repeat_means_s"] == sorted(row["repeat_means_s"])
+    assert row["mean_e2e_s"] == row["repeat_means_s"][1]
+
+
+def test_pruned_recommendation_is_made_among_the_kept_layouts_only() -> None:
+    rows: list[dict[str, Any]] = [{"layout": name, "load": 1.0, "errors": 0, "mean_e2e_s": mean}
+            for name, mean in (("2xbaseline", 1.0), ("2xspeculative", 0.8), ("1xbaseline+1xspeculative", 0.9))]
+    analytic = {str(r["layout"]): {"1.0": 1.0} for r in rows}
+    assert recommend(rows, analytic, [1.0], 0.01) == {"1.0": "2xspeculative"}
+    assert recommend(rows, analytic, [1.0], 0.01, {"2xbaseline", "1xbaseline+1xspeculative"}) == {
+        "1.0": "1xbaseline+1xspeculative"}
+    assert recommend(rows, analytic, [1.0], 0.3) == {"1.0": "2xbaseline"}  # the simpler within the tie
+
+
+@given(st.lists(st.integers(1, 2000), min_size=1, max_size=50), st.floats(0, 3000))
+def test_tilted_weights_reach_the_measured_mean_within_the_range(lengths: list[int], target: float) -> None:
+    w = tilted_weights(lengths, target)
+    assert len(w) == len(lengths) and all(x >= 0 for x in w) and sum(w) > 0
+    mean = sum(a * b for a, b in zip(w, lengths, strict=True)) / sum(w)
+    clamped = min(max(target, min(lengths)), max(lengths))
+    assert mean == pytest.approx(clamped, rel=1e-3, abs=1e-3 * (max(lengths) - min(lengths)) + 1e-9)
 
 
 def test_dynamic_k_server_stops_drafting_under_load() -> None:

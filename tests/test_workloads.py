@@ -212,3 +212,13 @@ def test_cli_generate(tmp_path: Path) -> None:
     assert len(items) == 12 and {i.kind for i in items} <= {"sql", "chat"}
     assert workload_main(["stats", str(out)]) == 0
     assert workload_main(["generate", "--mix", "nonsense", "--n", "2", "--out", str(out)]) == 2
+
+
+def test_synthetic_tokens_per_step_round_trips_and_is_checked() -> None:
+    line = {"id": "a", "t": 0.0, "endpoint": "/v1/completions", "body": {"prompt": "x"}, "tokens_per_step": 2.5}
+    item = WorkloadItem.from_json(line)
+    assert item.tokens_per_step == 2.5 and not item.extra and item.to_json() == line
+    assert WorkloadItem.from_json({**line, "tokens_per_step": None}).tokens_per_step is None
+    for bad in (0.5, 65, "2", True):
+        with pytest.raises(WorkloadError, match="tokens_per_step"):
+            WorkloadItem.from_json({**line, "tokens_per_step": bad})

@@ -5,25 +5,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import signal
 import sys
-from pathlib import Path
+
+from gateway.workloads.items import load_workload
 
 from .fleet import EmulatedFleet, parse_layout
 from .pair import EmulatedPair
 from .profiles import PROFILES
 
 
-def load_references(path: str) -> dict[str, str]:
-    """{id: reference} from a workload file (JSON Lines: {"id", ..., "reference"?})."""
-    refs: dict[str, str] = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            if isinstance(row.get("reference"), str) and "id" in row:
-                refs[str(row["id"])] = row["reference"]
-    return refs
+def load_references(path: str) -> tuple[dict[str, str], dict[str, float]]:
+    """{id: reference} and {id: synthetic tokens per step} from a workload file (`WorkloadItem` lines)."""
+    items = load_workload(path)
+    return ({i.id: i.reference for i in items if i.reference is not None},
+            {i.id: i.tokens_per_step for i in items if i.tokens_per_step is not None})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,7 +49,9 @@ async def _serve_fleet(args: argparse.Namespace, stop: asyncio.Event) -> None:
                           model_name=args.model, synthetic_acceptance_length=args.synthetic_acceptance_length,
                           load_format=args.load_format, ports=[args.baseline_port + i for i in range(servers)])
     if args.workload:
-        fleet.register_references(load_references(args.workload))
+        refs, acceptance = load_references(args.workload)
+        fleet.register_references(refs)
+        fleet.register_acceptance(acceptance)
     async with fleet:
         lines = "\n".join(f"  {s.role:<12}{s.url}  ({s.group})" for s in fleet.servers)
         print(f"specgate emulate: fleet {args.fleet}, profile {args.profile}, model {args.model!r}, "
@@ -77,7 +75,9 @@ async def _serve(args: argparse.Namespace) -> None:
         synthetic_acceptance_length=args.synthetic_acceptance_length, load_format=args.load_format,
     )
     if args.workload:
-        pair.register_references(load_references(args.workload))
+        refs, acceptance = load_references(args.workload)
+        pair.register_references(refs)
+        pair.register_acceptance(acceptance)
     async with pair:
         print(f"specgate emulate: profile {args.profile}, model {args.model!r}, time scale {args.time_scale}, "
               f"load format {args.load_format}\n"

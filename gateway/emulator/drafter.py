@@ -17,6 +17,10 @@ drafts plus one more with probability frac(L-1) (capped at γ), whatever was pro
 (its per-position counters show exactly that pattern), so the mean tokens per drafting step is L. Two
 things still apply, as on the real H200 run: an n-gram profile drafts only on steps where prompt-lookup
 finds a match, and the temperature rule above thins the accepted run.
+
+With a per-request `tokens_per_step` T (`specgate plan --from`: the mean a deployment measured for the
+request's class over every step, lookup misses and temperature included), every step drafts γ and accepts
+floor(T-1) or one more, to a mean of T tokens a step; neither the lookup nor the temperature rule applies.
 """
 
 from __future__ import annotations
@@ -139,6 +143,12 @@ class StepOutcome:
     accepted: int
 
 
+def _draw_count(mean: float, rng: random.Random) -> int:
+    """floor(mean) or one more, so that the expected count is `mean`."""
+    whole = math.floor(mean)
+    return whole + (1 if rng.random() < mean - whole else 0)
+
+
 class Speculation:
     """Per-sequence speculative decoding against a known target token sequence."""
 
@@ -149,13 +159,17 @@ class Speculation:
         temperature: float,
         seed: int,
         synthetic_acceptance_length: float | None = None,
+        tokens_per_step: float | None = None,
     ) -> None:
         self.gamma = profile.gamma
         self.synthetic = synthetic_acceptance_length
+        self.tokens_per_step = tokens_per_step
         self.accept_p = acceptance_probability(temperature)
         self.rng = random.Random(seed)
         self.proposer: Proposer | None = None
-        if profile.method == "ngram":
+        if tokens_per_step is not None:
+            pass  # drafts every step, accepted to a mean of tokens_per_step (no proposer)
+        elif profile.method == "ngram":
             # Even with synthetic acceptance, n-gram lookup drafts only where prompt + output repeat
             # (seen on the H200: sampled requests drafted nothing and ran at 1.00 token a step).
             self.proposer = NgramProposer(prompt_tokens, profile.ngram_min, profile.ngram_max)
@@ -178,10 +192,11 @@ class Speculation:
     def verify(self, drafts: Sequence[str], target: Sequence[str], pos: int) -> StepOutcome:
         """Accept a prefix of `drafts` against target[pos:], emit it plus the target's next token."""
         accepted = 0
-        if self.synthetic is not None and drafts:
-            extra = self.synthetic - 1.0
-            accepted = math.floor(extra) + (1 if self.rng.random() < extra - math.floor(extra) else 0)
-            accepted = max(0, min(accepted, len(drafts)))
+        if self.tokens_per_step is not None and drafts:
+            # a measured mean over every step (temperature included): no thinning on top
+            accepted = max(0, min(_draw_count(self.tokens_per_step - 1.0, self.rng), len(drafts)))
+        elif self.synthetic is not None and drafts:
+            accepted = max(0, min(_draw_count(self.synthetic - 1.0, self.rng), len(drafts)))
             if self.accept_p < 1.0:  # the documented temperature rule applies to synthetic runs too
                 kept = 0
                 while kept < accepted and self.rng.random() < self.accept_p:

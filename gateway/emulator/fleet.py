@@ -62,11 +62,16 @@ class EmulatedFleet(Served):
         self.load_format = load_format
         self.ports = list(ports)
         self.references: dict[str, str] = {}
+        self.acceptance: dict[str, float] = {}  # request id -> synthetic tokens per step (`register_acceptance`)
         self.servers: list[FleetServer] = []
         self._runners: list[web.AppRunner] = []
 
     def register_references(self, references: Mapping[str, str]) -> None:
         self.references.update(references)
+
+    def register_acceptance(self, acceptance: Mapping[str, float]) -> None:
+        """Synthetic tokens per speculative step by request id (see `drafter.Speculation`)."""
+        self.acceptance.update(acceptance)
 
     def backends_setting(self) -> str:
         return ",".join(f"{s.role}={s.url}@{s.group}" for s in self.servers)
@@ -75,6 +80,7 @@ class EmulatedFleet(Served):
         speculative = role == "speculative"
         profile = self.profile.with_overrides(spec_schedule=DYNK_SCHEDULE) if dynamic_k else self.profile
         return EmulatedServer(role, profile, clock, gpu, self.references, model_name=self.model_name,
+                              acceptance=self.acceptance,
                               speculative=speculative, load_format=self.load_format,
                               synthetic_acceptance_length=self.synthetic_acceptance_length if speculative else None)
 

@@ -38,6 +38,7 @@ class EmulatedPair(Served):
         self.synthetic_acceptance_length = synthetic_acceptance_length
         self.load_format = load_format
         self.references: dict[str, str] = {}
+        self.acceptance: dict[str, float] = {}  # request id -> synthetic tokens per step (`register_acceptance`)
         self._runners: list[web.AppRunner] = []
         self.baseline_url = ""
         self.speculative_url = ""
@@ -45,6 +46,10 @@ class EmulatedPair(Served):
     def register_references(self, references: Mapping[str, str]) -> None:
         """Reference texts by request id (header x-request-id); both servers see them."""
         self.references.update(references)
+
+    def register_acceptance(self, acceptance: Mapping[str, float]) -> None:
+        """Synthetic tokens per speculative step by request id (see `drafter.Speculation`)."""
+        self.acceptance.update(acceptance)
 
     def set_time_scale(self, time_scale: float) -> None:
         """Change how many real seconds a simulated second takes, from now on."""
@@ -54,7 +59,8 @@ class EmulatedPair(Served):
     async def start(self) -> None:
         self.clock = SimClock(self.time_scale)
         self.gpu = SharedGPU(self.profile.gpu_switch_loss)
-        common = {"references": self.references, "model_name": self.model_name, "load_format": self.load_format}
+        common = {"references": self.references, "acceptance": self.acceptance, "model_name": self.model_name,
+                  "load_format": self.load_format}
         self.baseline = EmulatedServer("baseline", self.profile, self.clock, self.gpu, **common)  # type: ignore[arg-type]
         self.speculative = EmulatedServer(
             "speculative", self.profile, self.clock, self.gpu, speculative=True,

@@ -39,8 +39,10 @@ class EmulatedServer:
         speculative: bool = False,
         synthetic_acceptance_length: float | None = None,
         load_format: str = "auto",
+        acceptance: dict[str, float] | None = None,
     ) -> None:
         self.role = role
+        self.acceptance = {} if acceptance is None else acceptance  # request id -> tokens per step (synthetic)
         self.dummy_weights = load_format == "dummy"
         self.profile = profile
         self.model_name = model_name
@@ -103,8 +105,13 @@ class EmulatedServer:
         refs = body.get("references", body) if isinstance(body, dict) else None
         if not isinstance(refs, dict) or not all(isinstance(v, str) for v in refs.values()):
             return self._error(ApiError("Expected a JSON object {request_id: reference_text}."))
+        accept = body.get("acceptance", {}) if "references" in body else {}
+        if not isinstance(accept, dict) or not all(
+                isinstance(v, int | float) and not isinstance(v, bool) and 1.0 <= v <= 64.0 for v in accept.values()):
+            return self._error(ApiError("Expected acceptance as {request_id: tokens_per_step in [1, 64]}."))
         self.references.update({str(k): v for k, v in refs.items()})
-        return _json({"registered": len(refs), "total": len(self.references)})
+        self.acceptance.update({str(k): float(v) for k, v in accept.items()})
+        return _json({"registered": len(refs), "total": len(self.references), "acceptance": len(self.acceptance)})
 
     # -- generation ----------------------------------------------------------------------------------
     async def _chat(self, request: web.Request) -> web.StreamResponse:
@@ -160,7 +167,8 @@ class EmulatedServer:
                 else target_output(prompt_tokens, reference, max_tokens, req.ignore_eos, seed)
             )
             spec = (
-                Speculation(self.profile, prompt_tokens, req.temperature, seed + i, self.synthetic_acceptance_length)
+                Speculation(self.profile, prompt_tokens, req.temperature, seed + i, self.synthetic_acceptance_length,
+                            self.acceptance.get(header_id) if header_id else None)
                 if self.speculative
                 else None
             )

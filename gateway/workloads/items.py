@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 ENDPOINTS = ("/v1/chat/completions", "/v1/completions")
-_KNOWN = {"id", "t", "endpoint", "body", "reference", "kind"}
+_KNOWN = {"id", "t", "endpoint", "body", "reference", "kind", "tokens_per_step"}
 
 
 class WorkloadError(ValueError):
@@ -31,6 +31,9 @@ class WorkloadItem:
     reference: str | None = None
     kind: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # The emulator's synthetic acceptance for this request: mean tokens per speculative step (`plan --from`
+    # sets each request's class's measured value); None: the drafter's real guesses over `reference`.
+    tokens_per_step: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "t": round(self.t, 6), "endpoint": self.endpoint, "body": self.body}
@@ -38,6 +41,8 @@ class WorkloadItem:
             out["reference"] = self.reference
         if self.kind is not None:
             out["kind"] = self.kind
+        if self.tokens_per_step is not None:
+            out["tokens_per_step"] = self.tokens_per_step
         out.update(self.extra)
         return out
 
@@ -55,6 +60,9 @@ class WorkloadItem:
             raise WorkloadError(f"{where}: t must be >= 0")
         reference = obj.get("reference")
         kind = obj.get("kind")
+        tps = obj.get("tokens_per_step")
+        if tps is not None and (not isinstance(tps, int | float) or isinstance(tps, bool) or not 1.0 <= tps <= 64.0):
+            raise WorkloadError(f"{where}: tokens_per_step must be a number in [1, 64]")
         return cls(
             id=item_id,
             t=t,
@@ -62,6 +70,7 @@ class WorkloadItem:
             body=body,
             reference=None if reference is None else str(reference),
             kind=None if kind is None else str(kind),
+            tokens_per_step=None if tps is None else float(tps),
             extra={k: v for k, v in obj.items() if k not in _KNOWN},
         )
 

@@ -5,12 +5,16 @@ succeeded and their mean prompt and completion tokens (`specgate_prompt_tokens`,
 and the arrival rate (requests over the time since `specgate_start_time_seconds`, the earliest replica's).
 From `/admin/state`: each class's measured tokens per speculative step. The replayed workload draws requests
 of the same class and temperature bucket from the built-in workloads, in the measured mix, at the measured
-rate (Poisson arrivals, seeded); the analytic pass uses the measured lengths and acceptance.
+rate (Poisson arrivals, seeded), drawn with weights tilted (exponentially, in output length) so that each
+cell's mean output length is the measured one; each drawn request carries its cell's measured tokens per
+step, which the emulator applies as synthetic acceptance (cells never measured on a speculative server keep
+the drafter's real guesses). The analytic pass uses the measured lengths and acceptance.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
 import time
 import urllib.request
@@ -21,6 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from gateway.bench.plan.analytic import Shape
 from gateway.classify import classify, features, temperature_bucket
+from gateway.emulator.text import tokenize
 from gateway.protocol import request_view
 from gateway.settings import Settings
 from gateway.workloads.items import WorkloadItem, load_workload
@@ -105,9 +110,44 @@ def corpus_by_cell() -> dict[tuple[str, str], list[WorkloadItem]]:
     return pool
 
 
+def output_tokens(item: WorkloadItem) -> int:
+    """What the emulator generates for `item`: its reference's tokens and EOS, capped by `max_tokens`."""
+    cap = item.body.get("max_tokens") or item.body.get("max_completion_tokens")
+    n = len(tokenize(item.reference or "")) + 1
+    return min(n, cap) if isinstance(cap, int) and cap > 0 else n
+
+
+def tilted_weights(lengths: Sequence[float], target: float) -> list[float]:
+    """Weights exp(θ·x) over `lengths` whose weighted mean is `target` (clamped to the lengths' range): the
+    closest distribution to drawing uniformly (in relative entropy) with that mean."""
+    lo, hi = min(lengths), max(lengths)
+    if hi - lo < 1e-9:
+        return [1.0] * len(lengths)
+    target = min(max(target, lo + 1e-6 * (hi - lo)), hi - 1e-6 * (hi - lo))
+    scale = hi - lo
+    xs = [(x - lo) / scale for x in lengths]
+
+    def weights(theta: float) -> list[float]:
+        top = max(theta * x for x in xs)
+        return [math.exp(theta * x - top) for x in xs]
+
+    def mean(theta: float) -> float:
+        w = weights(theta)
+        return sum(wi * x for wi, x in zip(w, lengths, strict=True)) / sum(w)
+
+    a, b = -200.0, 200.0
+    for _ in range(60):
+        mid = (a + b) / 2
+        a, b = (mid, b) if mean(mid) < target else (a, mid)
+    return weights((a + b) / 2)
+
+
 def synthesize(traffic: Traffic, limit: int, seed: int = 0) -> tuple[list[WorkloadItem], list[Cell], list[str]]:
     """`limit` requests in the measured mix at the measured rate; the cell of each; cells the corpus lacks."""
     pool = corpus_by_cell()
+    tilt = {(c.task_class, c.bucket): tilted_weights([output_tokens(i) for i in pool[(c.task_class, c.bucket)]],
+                                                     c.output_tokens)
+            for c in traffic.cells if (c.task_class, c.bucket) in pool}
     rng = random.Random(seed)
     usable = [c for c in traffic.cells if (c.task_class, c.bucket) in pool]
     missing = [f"{c.task_class}/{c.bucket}" for c in traffic.cells if c not in usable]
@@ -118,8 +158,9 @@ def synthesize(traffic: Traffic, limit: int, seed: int = 0) -> tuple[list[Worklo
     rng.shuffle(picks)
     items, t = [], 0.0
     for i, cell in enumerate(picks[:limit]):
-        source = rng.choice(pool[(cell.task_class, cell.bucket)])
-        items.append(replace(source, id=f"from-{i}-{source.id}", t=t))
+        key = (cell.task_class, cell.bucket)
+        source = rng.choices(pool[key], weights=tilt[key])[0]
+        items.append(replace(source, id=f"from-{i}-{source.id}", t=t, tokens_per_step=cell.tokens_per_step))
         t += rng.expovariate(traffic.rate_per_s)
     return items, picks[:limit], missing
 

@@ -139,6 +139,7 @@ async def run_policy(
 
     async with _emulated(config) as (servers, backends_env):
         servers.register_references({i.id: i.reference for i in items if i.reference is not None})
+        servers.register_acceptance({i.id: i.tokens_per_step for i in items if i.tokens_per_step is not None})
         env.update(backends_env)
         async with gateway_fleet(env, config.work_dir, tag, config.gateways, config.balance,
                                  config.warm) as gateways:

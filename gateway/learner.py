@@ -68,6 +68,8 @@ class LearnerConfig:
     prior_prefill_s_per_token: float
     slope_tie: float  # how far apart the two roles' per-request step growth may be, relative (see stepfit)
     prior_tokens_per_step_sd: float  # spread of the acceptance prior, in tokens per step
+    # the prior's gain over one token a step, and its spread, scaled by this for the sampled ("high") bucket
+    prior_sampled_scale: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,11 +169,14 @@ class Learner:
         """(mean, standard deviation of the mean) of tokens per step for this (class, bucket)."""
         pw = self.config.prior_weight
         prior = min(self.backend_tokens_per_step(), self.config.prior_tokens_per_step)
+        sd0 = self.config.prior_tokens_per_step_sd
+        if bucket == "high":  # a sample must match the draft: acceptance falls with temperature
+            scale = self.config.prior_sampled_scale
+            prior, sd0 = 1.0 + (prior - 1.0) * scale, sd0 * scale
         level = self._bucket_tokens_per_step.get(bucket)
         if level is not None:
             prior = level.shrunk(prior, pw)
         est = self._tokens_per_step.get((task_class, bucket))
-        sd0 = self.config.prior_tokens_per_step_sd
         if est is None:  # a class not seen yet is like the others of its bucket, as far as they agree
             unseen = sd0 / math.sqrt(max(pw, 1.0))
             if level is None:

@@ -89,6 +89,7 @@ class Settings(BaseSettings):
     num_speculative_tokens: int = Field(4, ge=1, description="γ configured on the speculative server")
     prior_tokens_per_step: float = Field(1.2, description="prior mean acceptance length (tokens per speculative step); low: speculation must earn its traffic")
     prior_weight: float = Field(3.0, ge=0.0, description="prior strength, in observations")
+    prior_sampled_scale: float = Field(0.25, ge=0.0, le=1.0, description="sampled requests (temperature >= 0.7): the acceptance prior's gain over one token a step, and its spread, times this. A sampled token must match the draft, so acceptance falls with temperature (n-gram on the H200: sampled requests drafted nothing); at 1.0, creative-heavy traffic started on the speculative server on optimism about its unmeasured sampled classes (1.022-1.029x the static baseline)")
     prior_tokens_per_step_sd: float = Field(1.0, ge=0.0, description="spread of the acceptance prior, in tokens per step (how far an unseen class may be from its bucket)")
     prior_step_s: float = Field(0.005, description="prior baseline step time at batch 1 (s)")
     prior_speculative_step_s: float = Field(0.0075, description="prior speculative step time at batch 1 (s)")
@@ -230,7 +231,7 @@ class Settings(BaseSettings):
             prior_tokens_per_step=self.prior_tokens_per_step, prior_output_tokens=float(self.default_max_tokens),
             num_speculative_tokens=self.num_speculative_tokens,
             prior_prefill_s_per_token=self.prior_prefill_s_per_token, slope_tie=self.step_slope_tie,
-            prior_tokens_per_step_sd=self.prior_tokens_per_step_sd)
+            prior_tokens_per_step_sd=self.prior_tokens_per_step_sd, prior_sampled_scale=self.prior_sampled_scale)
 
     def rules_config(self) -> RulesConfig:
         return RulesConfig(tuple(self.rules_speculative_classes), self.rules_max_temperature,

@@ -49,9 +49,10 @@ def test_acceptance_converges_per_class() -> None:
     assert lrn.tokens_per_step("structured", "greedy") == pytest.approx(3.4, abs=0.1)
     assert lrn.tokens_per_step("creative", "greedy") == pytest.approx(1.3, abs=0.1)
     # an unseen class starts from what its temperature bucket showed over all classes; an unseen bucket
-    # from the prior
+    # from the prior (its gain over 1 token a step scaled down for sampled requests)
     assert lrn.tokens_per_step("chat", "greedy") == pytest.approx((3.4 + 1.3) / 2, abs=0.2)
-    assert lrn.tokens_per_step("chat", "high") == pytest.approx(2.0)
+    assert lrn.tokens_per_step("chat", "low") == pytest.approx(2.0)
+    assert lrn.tokens_per_step("chat", "high") == pytest.approx(1.0 + 1.0 * lrn.config.prior_sampled_scale)
     # the posterior narrows with observations
     assert lrn.tokens_per_step_posterior("structured", "greedy")[1] < lrn.tokens_per_step_posterior("chat", "high")[1]
 
@@ -138,7 +139,7 @@ def test_backend_counters_lower_the_class_prior_but_never_raise_it() -> None:
     lrn = learner()
     for _ in range(40):
         lrn.observe_backend_acceptance(1.4, drafts=500)
-    assert lrn.tokens_per_step("never_seen", "high") == pytest.approx(1.4, abs=0.05)
+    assert lrn.tokens_per_step("never_seen", "low") == pytest.approx(1.4, abs=0.05)
     # The server-wide value averages what the policy chose to send (greedy requests here): an unmeasured
     # bucket keeps the prior, a measured one its own value.
     lrn = learner(prior_tokens_per_step=1.2)
@@ -146,7 +147,24 @@ def test_backend_counters_lower_the_class_prior_but_never_raise_it() -> None:
         lrn.observe_backend_acceptance(2.8, drafts=500)
         lrn.observe(obs("speculative", 256, 90, 1.0))
     assert lrn.tokens_per_step("structured", "greedy") == pytest.approx(2.84, abs=0.05)
-    assert lrn.tokens_per_step("structured", "high") == pytest.approx(1.2)
+    assert lrn.tokens_per_step("structured", "low") == pytest.approx(1.2)
+
+
+def test_sampled_requests_start_from_a_lower_narrower_acceptance_prior() -> None:
+    """An unmeasured sampled class must not look like a greedy one: with the same prior, optimism about
+    creative text at temperature 1 sent creative-heavy traffic to the speculative server first."""
+    lrn = learner(prior_tokens_per_step=1.2, prior_tokens_per_step_sd=1.0)
+    greedy = lrn.tokens_per_step_posterior("creative", "greedy")
+    sampled = lrn.tokens_per_step_posterior("creative", "high")
+    assert sampled[0] < greedy[0] and sampled[1] < greedy[1]
+    assert sampled[0] + sampled[1] < 1.2  # even one sd up it stays below the greedy prior mean
+    # measurements still win: a sampled class that accepts well is learned as such
+    for _ in range(30):
+        lrn.observe(dataclasses.replace(obs("speculative", 300, 100, 1.0, cls="creative"), bucket="high"))
+    assert lrn.tokens_per_step("creative", "high") == pytest.approx(3.0, abs=0.15)
+    # and with the scale at 1 the buckets share one prior
+    flat = learner(prior_tokens_per_step=1.2, prior_sampled_scale=1.0)
+    assert flat.tokens_per_step_posterior("x", "high") == flat.tokens_per_step_posterior("x", "greedy")
 
 
 @given(st.floats(1.0, 5.0))

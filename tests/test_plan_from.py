@@ -4,6 +4,7 @@ yields the same recommendation as the workload file that drove it."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from collections import Counter
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from gateway.bench.kit.inproc import start_gateway
 from gateway.bench.plan import main
-from gateway.bench.plan.source import parse_acceptance, parse_metrics
+from gateway.bench.plan.source import Cell, Traffic, output_tokens, parse_acceptance, parse_metrics, synthesize
 from gateway.bench.replay.client import replay
 from gateway.bench.replay.run import scaled_priors
 from gateway.classify import classify, features, temperature_bucket
@@ -81,3 +82,18 @@ async def test_plan_from_a_live_gateway_matches_the_plan_from_its_workload(tmp_p
     assert 0.5 * file_rate < a["source"]["rate_per_s"] <= 1.05 * file_rate
     assert any(c["tokens_per_step"] and c["tokens_per_step"] > 1.5 for c in a["source"]["cells"])
     assert a["recommendation"] == b["recommendation"]
+
+
+def test_synthesized_requests_carry_measured_acceptance_and_lengths() -> None:
+    """`--from` draws corpus requests of each measured cell: each carries its cell's measured tokens per step
+    (the emulator applies it), and the draw is tilted so each cell's mean output length is the measured one."""
+    cells = (Cell("structured", "greedy", 30, 80.0, 60.0, 2.5), Cell("creative", "high", 30, 40.0, 200.0, None))
+    items, drawn, missing = synthesize(Traffic(cells, rate_per_s=2.0), limit=400, seed=3)
+    assert not missing and len(items) == 400
+    for cell in cells:
+        mine = [i for i, c in zip(items, drawn, strict=True) if c == cell]
+        assert {i.tokens_per_step for i in mine} == {cell.tokens_per_step}
+        mean = sum(output_tokens(i) for i in mine) / len(mine)
+        assert mean == pytest.approx(cell.output_tokens, rel=0.15), cell
+    gaps = [b.t - a.t for a, b in itertools.pairwise(items)]
+    assert sum(gaps) / len(gaps) == pytest.approx(0.5, rel=0.2)

@@ -174,8 +174,11 @@ def main(argv: list[str]) -> int:
         figure = report.plot(doc, args.out.with_suffix(".png"))
         if figure is not None:
             print(f"plot: {figure}")
+    verb = "pruning would skip (replayed: --brute-force)" if args.brute_force else "pruned"
     for name, why in doc["pruned"].items():
-        print(f"  pruned {name}: {why}")
+        print(f"  {verb} {name}: {why}")
+    if args.brute_force:
+        print(f"  the pruned run would recommend: {doc['recommendation_pruned']}")
     for line in report.verdicts(doc):
         print(line)
     print(f"results: {args.out} ({doc['wall_s']} s)")

@@ -55,6 +55,7 @@ class AdaptiveConfig:
     exception_arrivals: float  # ... when at most this many of the group's requests are expected while it runs
     probe_max_load: float  # shared GPU: no probe while more requests than this are on it or arrive during one
     thompson: bool  # sample the acceptance of backends with a GPU of their own from its posterior
+    explore_hope_sd: float = 2.0  # probe only if speculation wins at the acceptance this many sd above its mean
 
 
 class Candidate(NamedTuple):
@@ -307,7 +308,16 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
     if c.shared and max(_gpu_load(c), inp.arrival_rates.get(c.group, 0.0) * p.e2e_s) > cfg.probe_max_load:
         return None  # a busy GPU is not speculated on anyway (the regime's load cap), and a probe slows all of it
     cost = p.cost(cfg.externality_weight)
-    return (cost, c, p) if cost <= cap * pick[0] else None
+    if cost > cap * pick[0]:
+        return None
+    # what a first probe can teach: nothing, if even a plausibly good acceptance would not make speculation the
+    # cheaper server for this request (a sampled class on an n-gram server; probes on a shared GPU slow the
+    # requests beside them: 3.6 s of one creative-heavy run went to one such probe and its co-runners). Once
+    # measured, the rare quiet-GPU probes stay: they are what corrects an estimate gone wrong.
+    hope = est.tokens_per_step + cfg.explore_hope_sd * est.tokens_per_step_sd
+    if unmeasured and predict_on(c, est, inp.features.prompt_tokens, hope).cost(cfg.externality_weight) >= pick[0]:
+        return None
+    return cost, c, p
 
 
 def decide(policy: PolicyName, inp: PolicyInput, rules: RulesConfig, adaptive: AdaptiveConfig,

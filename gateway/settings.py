@@ -65,6 +65,7 @@ class Settings(BaseSettings):
     explore_max_regret: float = Field(1.3, ge=1.0, description="never explore when predicted this many times slower")
     explore_max_output_tokens: float = Field(128.0, ge=1.0, description="explore only with requests expected this short")
     explore_min_observations: int = Field(3, ge=0, description="a temperature bucket with fewer speculative observations (or a class with none) is unmeasured")
+    explore_hope_sd: float = Field(2.0, ge=0.0, description="probe a speculative server only if it would serve the request sooner at an acceptance this many posterior sd above the estimate (else the probe cannot change a decision, and on a shared GPU it slows the requests beside it)")
     explore_unmeasured_max_regret: float = Field(3.0, ge=1.0, description="regret cap of a probe while its temperature bucket or class is unmeasured (the cost counts the probe's effect on a co-runner)")
     regime_switch_margin: float = Field(0.05, ge=0.0, description="shared GPU: switch the server that carries the group when the mix is predicted this much cheaper on the other")
     regime_min_dwell_requests: int = Field(16, ge=0, description="shared GPU: decisions a regime holds at least")
@@ -244,6 +245,7 @@ class Settings(BaseSettings):
             explore_min_observations=self.explore_min_observations,
             explore_unmeasured_max_regret=self.explore_unmeasured_max_regret,
             explore_unmeasured_rate=self.explore_unmeasured_rate, externality_weight=self.externality_weight,
+            explore_hope_sd=self.explore_hope_sd,
             exception_load=self.regime_exception_load, exception_margin=self.regime_exception_margin,
             exception_arrivals=self.regime_exception_arrivals, probe_max_load=self.regime_speculation_max_load,
             thompson=self.thompson_sampling)

@@ -110,3 +110,23 @@ def test_percentile_methods_are_named() -> None:
     assert percentile(values, 50, "nearest_rank") == 2.0
     assert percentile(values, 50, "floor_index") == 3.0
     assert percentile(values, 99, "floor_index") == 4.0
+
+
+def test_robust_table_pairs_static_and_adaptive_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from gateway.bench.robust_table import main as robust_table
+
+    def req(rid: str, e2e: float, backend: str, repeat: int = 0) -> dict[str, object]:
+        return {"id": rid, "e2e_s": e2e, "backend": backend, "repeat": repeat}
+
+    common = {"profile": "h200-ngram", "workload": "/x/fresh-a.jsonl", "time_scale": 1.0}
+    static = {**common, "policies": {"baseline": {"summary": {"mean_e2e_s": 1.0}},
+                                     "speculative": {"summary": {"mean_e2e_s": 0.8}}}}
+    runs = [req(f"r{i}", e2e, "speculative" if i % 2 else "baseline", repeat)
+            for repeat, e2e in ((1, 0.8), (2, 0.84), (3, 0.9)) for i in range(4)]
+    adaptive = {**common, "policies": {"adaptive": {"requests": runs}}}
+    (tmp_path / "static--fresh-a.json").write_text(json.dumps(static))
+    (tmp_path / "adaptive--fresh-a.json").write_text(json.dumps(adaptive))
+    (tmp_path / "static--unpaired.json").write_text(json.dumps(static))
+    assert robust_table([str(tmp_path)]) == 0
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if "fresh-a" in line]
+    assert "| [0.8, 0.84, 0.9] | 1.05 | 1.125 | [50.0, 50.0, 50.0] |" in row  # median and worst over 0.8

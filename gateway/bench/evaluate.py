@@ -95,7 +95,10 @@ def bench_cell(common: list[str], others: list[str], out: Path) -> None:
 
 def robust_row(path: Path) -> dict[str, object]:
     """Adaptive over seeds against the better static server of one cell (`bench --repeat` with one seed each)."""
-    doc = json.loads(path.read_text())
+    return robust_row_of(json.loads(path.read_text()))
+
+
+def robust_row_of(doc: dict[str, Any]) -> dict[str, object]:
     pol = doc["policies"]
     best_name = min(("baseline", "speculative"), key=lambda n: pol[n]["summary"]["mean_e2e_s"])
     best = pol[best_name]["summary"]["mean_e2e_s"]

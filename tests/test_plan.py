@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 
 from gateway.bench.plan import Shape, analytic_mean_s, layouts, main
 from gateway.bench.plan.analytic import dynk_tokens_per_step
-from gateway.bench.plan.cli import recommend
+from gateway.bench.plan.cli import recommend, replay_time_scale
 from gateway.bench.plan.quick import describe, layout_sentence
 from gateway.bench.plan.source import tilted_weights
+from gateway.workloads.items import WorkloadItem
 
 
 def test_layouts_cover_every_split_and_pairs() -> None:
@@ -101,3 +102,10 @@ def test_quick_layout_sentence_names_a_layout_of_the_gpus() -> None:
     counts = sentence.split(": ", 1)[1].split(" (")[0]
     assert sum(int(part.split()[0]) for part in counts.split(" + ")) == 4
     assert layout_sentence("/nonexistent/workload.jsonl", "h200-ngram") is None
+
+
+def test_a_replay_never_sends_faster_than_the_wall_rate_cap() -> None:
+    items = [WorkloadItem(f"r{i}", i * 0.1, "/v1/completions", {"prompt": "x"}) for i in range(11)]  # 10/s
+    assert replay_time_scale(items, 0.2, 15.0) == pytest.approx(10 / 15)  # 50/s at 0.2 would be too fast
+    assert replay_time_scale(items, 1.0, 15.0) == 1.0  # already slow enough
+    assert replay_time_scale(items[:1], 0.2, 15.0) == 0.2

@@ -123,7 +123,9 @@ def tilted_weights(lengths: Sequence[float], target: float) -> list[float]:
     lo, hi = min(lengths), max(lengths)
     if hi - lo < 1e-9:
         return [1.0] * len(lengths)
-    target = min(max(target, lo + 1e-6 * (hi - lo)), hi - 1e-6 * (hi - lo))
+    if target <= lo or target >= hi:  # the measured mean is outside what the corpus has: its nearest end
+        edge = lo if target <= lo else hi
+        return [1.0 if x == edge else 0.0 for x in lengths]
     scale = hi - lo
     xs = [(x - lo) / scale for x in lengths]
 
@@ -135,8 +137,8 @@ def tilted_weights(lengths: Sequence[float], target: float) -> list[float]:
         w = weights(theta)
         return sum(wi * x for wi, x in zip(w, lengths, strict=True)) / sum(w)
 
-    a, b = -200.0, 200.0
-    for _ in range(60):
+    a, b = -1e4, 1e4
+    for _ in range(100):
         mid = (a + b) / 2
         a, b = (mid, b) if mean(mid) < target else (a, mid)
     return weights((a + b) / 2)

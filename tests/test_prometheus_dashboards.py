@@ -170,7 +170,8 @@ async def test_every_dashboard_expression_returns_data_on_real_prometheus(
                 speculative_urls=[failing_spec.url, pair.speculative_url],
                 # adaptive with generous exploration, so both backends (and the failing one) get traffic
                 policy="adaptive", explore_rate=0.5, explore_max_regret=100.0, explore_max_output_tokens=1e9,
-                explore_unmeasured_max_regret=100.0, random_seed=3, health_interval_s=0.2, scrape_interval_s=0.5,
+                explore_unmeasured_max_regret=100.0, explore_hope_sd=100.0, random_seed=3, health_interval_s=0.2,
+                scrape_interval_s=0.5,
                 backoff_base_s=0.001, eject_base_cooldown_s=0.5, log_requests=False,
             )
             gw = await start_gateway(settings)

@@ -128,5 +128,5 @@ def test_robust_table_pairs_static_and_adaptive_runs(tmp_path: Path, capsys: pyt
     (tmp_path / "adaptive--fresh-a.json").write_text(json.dumps(adaptive))
     (tmp_path / "static--unpaired.json").write_text(json.dumps(static))
     assert robust_table([str(tmp_path)]) == 0
-    (row,) = [line for line in capsys.readouterr().out.splitlines() if "fresh-a" in line]
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if "| fresh-a |" in line]
     assert "| [0.8, 0.84, 0.9] | 1.05 | 1.125 | [50.0, 50.0, 50.0] |" in row  # median and worst over 0.8

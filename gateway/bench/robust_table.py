@@ -17,7 +17,7 @@ def merged_row(static: Path, adaptive: Path) -> dict[str, object]:
     doc = json.loads(static.read_text())
     doc["policies"].update(json.loads(adaptive.read_text())["policies"])
     row = robust_row_of(doc)
-    row["workload"] = Path(str(row["workload"])).stem
+    row["workload"] = static.stem.removeprefix("static--")  # the run's name: workload, scale, commit
     return row
 
 

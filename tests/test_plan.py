@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from gateway.bench.plan import Shape, analytic_mean_s, layouts, main
 from gateway.bench.plan.analytic import dynk_tokens_per_step
-from gateway.bench.plan.cli import recommend, replay_time_scale
+from gateway.bench.plan.cli import recommend, replay_time_scale, select
 from gateway.bench.plan.quick import describe, layout_sentence
 from gateway.bench.plan.source import tilted_weights
 from gateway.workloads.items import WorkloadItem
@@ -109,3 +109,18 @@ def test_a_replay_never_sends_faster_than_the_wall_rate_cap() -> None:
     assert replay_time_scale(items, 0.2, 15.0) == pytest.approx(10 / 15)  # 50/s at 0.2 would be too fast
     assert replay_time_scale(items, 1.0, 15.0) == 1.0  # already slow enough
     assert replay_time_scale(items[:1], 0.2, 15.0) == 0.2
+
+
+def test_pruning_keeps_one_layout_of_the_other_family() -> None:
+    """The analytic pass ranks splits against splits better than splits against one kind on every GPU: the last
+    kept place goes to the closest of the other family when the closest are all of one."""
+    analytic = {"4xbaseline": {"1": 1.3}, "2xbaseline+2xspeculative": {"1": 1.0},
+                "3xbaseline+1xspeculative": {"1": 1.0},
+                "1xbaseline+3xspeculative": {"1": 1.01}, "4xspeculative": {"1": 1.1}, "4xpair": {"1": 1.12}}
+    names = list(analytic)
+    kept, pruned = select(names, analytic, 1.15, 3)
+    assert kept == ["2xbaseline+2xspeculative", "3xbaseline+1xspeculative", "4xspeculative"]
+    assert "4xbaseline" in pruned and "1.30x" in pruned["4xbaseline"] and "not among" in pruned["4xpair"]
+    assert select(names, analytic, 1.05, 3)[0] == ["2xbaseline+2xspeculative", "3xbaseline+1xspeculative",
+                                                   "1xbaseline+3xspeculative"]  # none of the other family close
+    assert select(names, analytic, 1.15, 1)[0] == ["2xbaseline+2xspeculative"]

@@ -2,9 +2,10 @@
 in DIR and prints, per workload, N and load, the pruned recommendation, the brute force's best layout, and
 the brute-force mean of the recommended layout over the best mean.
 
-The pruned recommendation is the brute-force run's own `recommendation_pruned` (what the pruning pass keeps,
-recommended from the same replays: pruning and the tie rule are judged, not replay noise) where the file has
-it, else the recommendation of a separate pruned run `W-gpusN.json` beside it."""
+The pruned recommendation is made from the brute-force run's own replays, among the layouts today's pruning
+pass (`cli.select`, default `--prune-above` and `--keep`) keeps given the run's analytic means: pruning and the
+tie rule are judged, not replay noise. Files without per-layout analytic means fall back to a separate pruned
+run `W-gpusN.json` beside them."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gateway.bench.plan.cli import parser, recommend, select
+
 
 def rows(directory: Path) -> list[dict[str, Any]]:
     out = []
@@ -20,8 +23,11 @@ def rows(directory: Path) -> list[dict[str, Any]]:
         pruned_path = brute_path.with_name(brute_path.name.replace("-brute", ""))
         brute = json.loads(brute_path.read_text())
         if "recommendation_pruned" in brute:
-            kept = [r for r in brute["rows"] if r["layout"] in brute["kept_by_pruning"]]
-            pruned = {**brute, "recommendation": brute["recommendation_pruned"], "rows": kept,
+            defaults = parser().parse_args(["--gpus", "1"])
+            names, _ = select(brute["layouts"], brute["analytic"], defaults.prune_above, defaults.keep)
+            kept = [r for r in brute["rows"] if r["layout"] in names]
+            chosen = recommend(brute["rows"], brute["analytic"], brute["loads"], defaults.tie, set(names))
+            pruned = {**brute, "recommendation": chosen, "rows": kept,
                       "wall_s": round(sum(r["wall_s"] for r in kept), 1)}
         elif pruned_path.exists():
             pruned = json.loads(pruned_path.read_text())

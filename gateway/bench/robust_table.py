@@ -23,9 +23,9 @@ def merged_row(static: Path, adaptive: Path) -> dict[str, object]:
 
 def main(argv: list[str]) -> int:
     directory = Path(argv[0])
-    rows = [merged_row(s, s.with_name("adaptive--" + s.name.removeprefix("static--")))
-            for s in sorted(directory.glob("static--*.json"))
-            if s.with_name("adaptive--" + s.name.removeprefix("static--")).exists()]
+    pairs = [(s, s.with_name("adaptive--" + s.name.removeprefix("static--")))
+             for s in sorted(directory.glob("static--*.json"))]
+    rows = [merged_row(static, adaptive) for static, adaptive in pairs if adaptive.exists()]
     print(robust_markdown(rows), end="")
     return 0 if rows else 1
 

@@ -167,13 +167,12 @@ class Speculation:
         self.accept_p = acceptance_probability(temperature)
         self.rng = random.Random(seed)
         self.proposer: Proposer | None = None
-        if tokens_per_step is not None:
-            pass  # drafts every step, accepted to a mean of tokens_per_step (no proposer)
-        elif profile.method == "ngram":
+        # with tokens_per_step there is no proposer: every step drafts γ, accepted to that mean
+        if tokens_per_step is None and profile.method == "ngram":
             # Even with synthetic acceptance, n-gram lookup drafts only where prompt + output repeat
             # (seen on the H200: sampled requests drafted nothing and ran at 1.00 token a step).
             self.proposer = NgramProposer(prompt_tokens, profile.ngram_min, profile.ngram_max)
-        elif synthetic_acceptance_length is None:
+        elif tokens_per_step is None and synthetic_acceptance_length is None:
             self.proposer = DraftModelProposer(prompt_tokens)
 
     def observe(self, tokens: Sequence[str]) -> None:

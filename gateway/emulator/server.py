@@ -10,6 +10,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from gateway.workloads.items import is_tokens_per_step
+
 from .clock import SharedGPU, SimClock
 from .drafter import Speculation, request_seed
 from .engine import Engine, RequestHandle, Sequence, StepEvent
@@ -106,8 +108,7 @@ class EmulatedServer:
         if not isinstance(refs, dict) or not all(isinstance(v, str) for v in refs.values()):
             return self._error(ApiError("Expected a JSON object {request_id: reference_text}."))
         accept = body.get("acceptance", {}) if "references" in body else {}
-        if not isinstance(accept, dict) or not all(
-                isinstance(v, int | float) and not isinstance(v, bool) and 1.0 <= v <= 64.0 for v in accept.values()):
+        if not isinstance(accept, dict) or not all(is_tokens_per_step(v) for v in accept.values()):
             return self._error(ApiError("Expected acceptance as {request_id: tokens_per_step in [1, 64]}."))
         self.references.update({str(k): v for k, v in refs.items()})
         self.acceptance.update({str(k): float(v) for k, v in accept.items()})

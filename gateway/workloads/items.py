@@ -18,6 +18,11 @@ ENDPOINTS = ("/v1/chat/completions", "/v1/completions")
 _KNOWN = {"id", "t", "endpoint", "body", "reference", "kind", "tokens_per_step"}
 
 
+def is_tokens_per_step(value: object) -> bool:
+    """A synthetic acceptance a request may carry: a number of tokens per speculative step in [1, 64]."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and 1.0 <= value <= 64.0
+
+
 class WorkloadError(ValueError):
     """A workload file or line that does not follow the format."""
 
@@ -61,7 +66,7 @@ class WorkloadItem:
         reference = obj.get("reference")
         kind = obj.get("kind")
         tps = obj.get("tokens_per_step")
-        if tps is not None and (not isinstance(tps, int | float) or isinstance(tps, bool) or not 1.0 <= tps <= 64.0):
+        if tps is not None and not is_tokens_per_step(tps):
             raise WorkloadError(f"{where}: tokens_per_step must be a number in [1, 64]")
         return cls(
             id=item_id,

@@ -4,8 +4,8 @@ the brute-force mean of the recommended layout over the best mean.
 
 The pruned recommendation is made from the brute-force run's own replays, among the layouts today's pruning
 pass (`cli.select`, default `--prune-above` and `--keep`) keeps given the run's analytic means: pruning and the
-tie rule are judged, not replay noise. Files without per-layout analytic means fall back to a separate pruned
-run `W-gpusN.json` beside them."""
+tie rule are judged, not replay noise. Brute-force files from before `--brute-force` recorded what pruning keeps
+(no `recommendation_pruned`) are compared with a separate pruned run `W-gpusN.json` beside them."""
 
 from __future__ import annotations
 
@@ -19,11 +19,11 @@ from gateway.bench.plan.cli import parser, recommend, select
 
 def rows(directory: Path) -> list[dict[str, Any]]:
     out = []
+    defaults = parser().parse_args(["--gpus", "1"])
     for brute_path in sorted(directory.glob("*-brute.json")):
         pruned_path = brute_path.with_name(brute_path.name.replace("-brute", ""))
         brute = json.loads(brute_path.read_text())
         if "recommendation_pruned" in brute:
-            defaults = parser().parse_args(["--gpus", "1"])
             names, _ = select(brute["layouts"], brute["analytic"], defaults.prune_above, defaults.keep)
             kept = [r for r in brute["rows"] if r["layout"] in names]
             chosen = recommend(brute["rows"], brute["analytic"], brute["loads"], defaults.tie, set(names))

@@ -111,6 +111,16 @@ def test_a_replay_never_sends_faster_than_the_wall_rate_cap() -> None:
     assert replay_time_scale(items[:1], 0.2, 15.0) == 0.2
 
 
+def test_a_burst_slows_the_replay_to_the_peak_rate_cap() -> None:
+    """20 requests within 0.5 s every 20 s: the mean rate is low, the burst's is 40/s."""
+    items = [WorkloadItem(f"r{b}-{i}", b * 20.0 + i * 0.025, "/v1/completions", {"prompt": "x"})
+             for b in range(3) for i in range(20)]
+    mean_only = replay_time_scale(items, 0.2, 15.0)
+    assert mean_only == 0.2
+    assert replay_time_scale(items, 0.2, 15.0, 60.0) == pytest.approx(10 / 0.25 / 60.0)  # 40/s at 0.67 = 60/s
+    assert replay_time_scale(items, 2.0, 15.0, 60.0) == 2.0
+
+
 def test_pruning_keeps_one_layout_of_the_other_family() -> None:
     """The analytic pass ranks splits against splits better than splits against one kind on every GPU: the last
     kept place goes to the closest of the other family when the closest are all of one."""

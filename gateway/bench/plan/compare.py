@@ -1,5 +1,5 @@
-"""Pruned plans against brute force: `python -m gateway.bench.plan.compare DIR` reads every `W-gpusN-brute.json`
-in DIR and prints, per workload, N and load, the pruned recommendation, the brute force's best layout, and
+"""Pruned plans against brute force: `python -m gateway.bench.plan.compare DIR...` reads every
+`W-gpusN-brute.json` in the DIRs (a later DIR's file replaces an earlier one of the same name) and prints, per workload, N and load, the pruned recommendation, the brute force's best layout, and
 the brute-force mean of the recommended layout over the best mean.
 
 The pruned recommendation is made from the brute-force run's own replays, among the layouts today's pruning
@@ -17,10 +17,11 @@ from typing import Any
 from gateway.bench.plan.cli import parser, recommend, select
 
 
-def rows(directory: Path) -> list[dict[str, Any]]:
+def rows(*directories: Path) -> list[dict[str, Any]]:
     out = []
     defaults = parser().parse_args(["--gpus", "1"])
-    for brute_path in sorted(directory.glob("*-brute.json")):
+    latest = {path.name: path for directory in directories for path in sorted(directory.glob("*-brute.json"))}
+    for _, brute_path in sorted(latest.items()):
         pruned_path = brute_path.with_name(brute_path.name.replace("-brute", ""))
         brute = json.loads(brute_path.read_text())
         if "recommendation_pruned" in brute:
@@ -53,7 +54,7 @@ def markdown(table: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    table = rows(Path(argv[0]))
+    table = rows(*(Path(arg) for arg in argv))
     print(markdown(table))
     worst = max((r["ratio"] for r in table), default=None)
     print(f"\nworst ratio: {worst}")

@@ -73,16 +73,6 @@ class Prediction(NamedTuple):
         return self.e2e_s + externality_weight * self.externality_s
 
 
-def cost_alone(prompt_tokens: int, output_tokens: float, tokens_per_step: float, load_self: float,
-               model_self: StepModel, prefill_s_per_token: float, externality_weight: float) -> float:
-    """`predict(...).cost(externality_weight)` for a server with no co-runners, without building the objects:
-    the regime's mix sums it over every recent request."""
-    step = model_self.base_s + model_self.per_request_s * (load_self + 1.0)
-    steps = max(output_tokens - 1.0, 0.0) / max(tokens_per_step, 1.0)
-    e2e = prefill_s_per_token * prompt_tokens + step + steps * step
-    return e2e + externality_weight * load_self * model_self.per_request_s * (steps + 1.0)
-
-
 def predict(
     shape: RequestShape,
     load_self: float,

@@ -192,25 +192,36 @@ def _worth_scoring(candidates: Sequence[Candidate]) -> list[Candidate]:
     candidates no other shared candidate of the role beats on both loads, need a prediction."""
     if len({c.role for c in candidates}) == len(candidates):  # one per role (a pair): nothing to prune
         return list(candidates)
-    distinct: dict[tuple[Role, float, float], Candidate] = {}
-    for c in candidates:  # equal loads predict equal costs: one of them is enough
-        if c.shared:
-            distinct.setdefault((c.role, c.load, sum(load for _, load in c.co_runners)), c)
-    shared = [(c, co) for (_, _, co), c in distinct.items()]
-    # the Pareto front per role: in (load, co-load) order, a candidate is beaten iff one before it has no more co-load
-    front: set[int] = set()
-    for role in ROLES:
-        lowest = math.inf
-        for _, co, i in sorted((c.load, co, i) for i, (c, co) in enumerate(shared) if c.role == role):
-            if co < lowest:
-                front.add(i)
-                lowest = co
-    out = [c for i, (c, _) in enumerate(shared) if i in front]
+    # plain loops, not comprehensions: this runs on every decision over every backend of a fleet
+    shared: list[tuple[float, float, int, Candidate]] = []
+    seen: set[tuple[Role, float, float]] = set()
     own: dict[Role, Candidate] = {}
     for c in candidates:
-        if not c.shared and (c.role not in own or c.load < own[c.role].load):
-            own[c.role] = c
-    return out + list(own.values())
+        if not c.co_runners:
+            if c.role not in own or c.load < own[c.role].load:
+                own[c.role] = c
+            continue
+        co = 0.0
+        for _, load in c.co_runners:
+            co += load
+        key = (c.role, c.load, co)
+        if key not in seen:  # equal loads predict equal costs: one of them is enough
+            seen.add(key)
+            shared.append((c.load, co, len(shared), c))
+    # the Pareto front per role: in (load, co-load) order, a candidate is beaten iff one before it has no more co-load
+    front: list[tuple[int, Candidate]] = []
+    for role in ROLES:
+        lowest = math.inf
+        for _, co, i, c in sorted(entry for entry in shared if entry[3].role == role):
+            if co < lowest:
+                front.append((i, c))
+                lowest = co
+    front.sort(key=_first)
+    return [c for _, c in front] + list(own.values())
+
+
+def _first(entry: tuple[int, Candidate]) -> int:
+    return entry[0]
 
 
 def _sampled_tps(inp: PolicyInput, est: Estimates, cfg: AdaptiveConfig) -> float:

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from gateway.costmodel import Role, StepModel, cost_alone
+from gateway.costmodel import Role, StepModel
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,16 +70,28 @@ def mix_ratio(samples: Sequence[MixSample], models: Mapping[Role, StepModel], pr
 
 def mix_costs(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
               externality_weight: float) -> dict[Role, float]:
-    """Σ predicted cost of the samples with each role alone carrying them."""
-    base, spec = models["baseline"], models["speculative"]
-    base_prefill, spec_prefill = prefill["baseline"], prefill["speculative"]
-    totals: dict[Role, float] = {"baseline": 0.0, "speculative": 0.0}
+    """Σ predicted cost of the samples with each role alone carrying them (no co-runners): per sample,
+    `predict(...).cost(w)` = prefill · P + (steps + 1) · (base + per_request · (L + 1) + w · per_request · L),
+    with steps = (O − 1) / T. That is linear in P, in (steps + 1) and in (steps + 1) · L, so the loop only sums
+    those and the models enter once (the regime recomputes this over its whole window every few decisions)."""
+    prompts = base_steps = base_steps_load = spec_steps = spec_steps_load = 0.0
     for s in samples:
-        totals["baseline"] += cost_alone(s.prompt_tokens, s.output_tokens, 1.0, s.load, base, base_prefill,
-                                         externality_weight)
-        totals["speculative"] += cost_alone(s.prompt_tokens, s.output_tokens, s.tokens_per_step, s.load, spec,
-                                            spec_prefill, externality_weight)
-    return totals
+        load = s.load
+        rest = s.output_tokens - 1.0 if s.output_tokens > 1.0 else 0.0
+        tps = s.tokens_per_step if s.tokens_per_step > 1.0 else 1.0
+        prompts += s.prompt_tokens
+        base_steps += rest + 1.0
+        base_steps_load += (rest + 1.0) * load
+        spec = rest / tps + 1.0
+        spec_steps += spec
+        spec_steps_load += spec * load
+    def total(role: Role, steps: float, steps_load: float) -> float:
+        m = models[role]
+        return prefill[role] * prompts + (m.base_s + m.per_request_s) * steps \
+            + m.per_request_s * (1.0 + externality_weight) * steps_load
+
+    return {"baseline": total("baseline", base_steps, base_steps_load),
+            "speculative": total("speculative", spec_steps, spec_steps_load)}
 
 
 def capped_ratio(ratio: float | None, mean_load: float, cfg: RegimeConfig) -> float | None:

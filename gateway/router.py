@@ -83,11 +83,6 @@ def known_rate(times: Sequence[float], now: float) -> float:
     return _rate(times, now) if len(times) >= RATE_MIN_ARRIVALS else math.inf
 
 
-def _optimistic(posterior: tuple[float, float], z: float) -> float:
-    mean, sd = posterior
-    return mean + z * sd
-
-
 def load_oracle(path: Path | None) -> dict[str, Oracle]:
     if path is None:
         return {}
@@ -142,11 +137,13 @@ class Router:
 
     def candidates(self, now: float, exclude: frozenset[Backend]) -> tuple[Candidate, ...]:
         pool = self.pool
-        loads = {b.name: pool.load(b, now) for b in pool.backends}  # each backend's load once, co-runners included
+        load = pool.load
+        loads = {b.name: load(b, now) for b in pool.backends}  # each backend's load once, co-runners included
         members = pool.co_members
-        return tuple(Candidate(b.name, b.role, b.group, loads[b.name],
-                               tuple((o.role, loads[o.name]) for o in members[b.name]))
-                     for b in pool.backends if b not in exclude and b.routable(now))
+        # list comprehensions, not generators: this runs for every backend on every decision (16 in a fleet)
+        return tuple([Candidate(b.name, b.role, b.group, loads[b.name],
+                                tuple([(o.role, loads[o.name]) for o in members[b.name]]))
+                       for b in pool.backends if b.healthy and now >= b.ejected_until and b not in exclude])
 
     def route(self, view: RequestView, request_id: str, exclude: frozenset[Backend] = frozenset()) -> Routed | None:
         f = features(view, self.classifier)
@@ -249,23 +246,19 @@ class Router:
         recent = [*self.recent[group], extra] if extra is not None else self.recent[group]
         samples = []
         # the window repeats a few (class, bucket, max_tokens) combinations: ask the learner once for each
-        outputs: dict[tuple[str, str, int, bool], float] = {}
-        posteriors: dict[tuple[str, str], tuple[float, float]] = {}
+        known: dict[tuple[str, str, int, bool], tuple[float, float, float]] = {}  # output, tokens/step mean, sd
         for r in recent:
             if not r.single:
                 continue
             key = r.key
-            output = outputs.get(key)
-            if output is None:
-                output = outputs[key] = lrn.output_tokens(*key)
-            posterior = posteriors.get(key[:2])
-            if posterior is None:
-                posterior = posteriors[key[:2]] = lrn.tokens_per_step_posterior(key[0], key[1])
+            est = known.get(key)
+            if est is None:
+                est = known[key] = (lrn.output_tokens(*key), *lrn.tokens_per_step_posterior(key[0], key[1]))
+            output, mean, sd = est
             load = r.load
             # the requests a wrong choice commits: those running, or those arriving during one request
             committed = max(load, rate * output * (base_s + per_request_s * max(load, 1.0)), 1.0)
-            samples.append(MixSample(r.prompt_tokens, output, _optimistic(posterior, z * min(1.0, calm / committed)),
-                                     load))
+            samples.append(MixSample(r.prompt_tokens, output, mean + z * sd * min(1.0, calm / committed), load))
         return samples
 
     def _mix_ratio(self, group: str, extra: _Recent | None = None) -> float | None:

@@ -1,6 +1,7 @@
 """Pruned plans against brute force: `python -m gateway.bench.plan.compare DIR...` reads every
-`W-gpusN-brute.json` in the DIRs (a later DIR's file replaces an earlier one of the same name) and prints, per workload, N and load, the pruned recommendation, the brute force's best layout, and
-the brute-force mean of the recommended layout over the best mean.
+`W-gpusN-brute.json` in the DIRs (a later DIR's file replaces an earlier one of the same name) and prints,
+per workload, N and load, the pruned recommendation, the brute force's best layout, and the brute-force mean
+of the recommended layout over the best mean.
 
 The pruned recommendation is made from the brute-force run's own replays, among the layouts today's pruning
 pass (`cli.select`, default `--prune-above` and `--keep`) keeps given the run's analytic means: pruning and the

@@ -66,7 +66,47 @@ class SpecDelta:
         return 1.0 + self.accepted_tokens / self.drafts if self.drafts > 0 else 1.0
 
 
+_FIELDS = {**_GAUGES, **{name + "_total": field for name, field in _COUNTERS.items()}, **_COUNTERS}
+_PER_POSITION = "vllm:spec_decode_num_accepted_tokens_per_pos"
+# One sample line of a series we read: name, optional labels (to the line's last `}`: a label value may hold
+# one), value. Gauges by their exact name, counters with or without `_total`; `_created` and other series whose
+# names only start the same (`vllm:num_requests_waiting_by_reason`) do not match.
+_SAMPLE = re.compile(  # after a newline: the literal prefix lets the scan skip ahead (`^` with re.M was 10x slower)
+    r"\n(vllm:(?:" + "|".join(re.escape(name.removeprefix("vllm:"))
+                               for name in sorted([*_FIELDS, _PER_POSITION + "_total", _PER_POSITION],
+                                                  key=len, reverse=True))
+    + r"))(\{.*\})?[ \t]+(\S+)")
+_POSITION = re.compile(r'(?:^|[{,])\s*position="(\d+)"')
+_SPEC_FAMILY = re.compile(r"^(?:# (?:HELP|TYPE) )?vllm:spec_decode", re.MULTILINE)
+
+
 def parse_vllm_metrics(text: str) -> VllmSnapshot:
+    """The series specgate reads, each summed over its label sets. A targeted scan rather than a full
+    exposition parse: prometheus_client's parser took ~10 ms on a real vLLM scrape (48 KB), every
+    `scrape_interval_s` for every backend, on the event loop; this takes well under a millisecond and reads
+    the same numbers (tests/test_learner.py checks both parsers agree on the real fixtures)."""
+    values: dict[str, float] = {}
+    per_position: dict[int, float] = {}
+    for name, labels, raw in _SAMPLE.findall("\n" + text):
+        try:
+            value = float(raw)
+        except ValueError:
+            continue
+        if name.startswith(_PER_POSITION):
+            found = _POSITION.search(labels) if labels else None
+            if found is not None:
+                pos = int(found.group(1))
+                per_position[pos] = per_position.get(pos, 0.0) + value
+            continue
+        field = _FIELDS[name]
+        values[field] = values.get(field, 0.0) + value
+    positions = tuple(per_position[i] for i in sorted(per_position))
+    has_spec = "vllm:spec_decode" in text and _SPEC_FAMILY.search(text) is not None  # a baseline: no scan
+    return VllmSnapshot(has_spec_decode=has_spec, accepted_per_position=positions, **values)
+
+
+def parse_vllm_metrics_reference(text: str) -> VllmSnapshot:
+    """The same snapshot through prometheus_client's full parser (slow; the tests' reference)."""
     values: dict[str, float] = {}
     per_position: dict[int, float] = {}
     has_spec = False
@@ -80,7 +120,7 @@ def parse_vllm_metrics(text: str) -> VllmSnapshot:
         elif name in _COUNTERS:
             field = _COUNTERS[name]
             values[field] = sum(s.value for s in family.samples if s.name in (name, name + "_total"))
-        elif name == "vllm:spec_decode_num_accepted_tokens_per_pos":
+        elif name == _PER_POSITION:
             for s in family.samples:
                 if not s.name.endswith("_created") and "position" in s.labels:
                     pos = int(s.labels["position"])
@@ -105,14 +145,16 @@ def spec_delta(before: VllmSnapshot | None, after: VllmSnapshot) -> SpecDelta | 
 
 
 
-_LOAD_SAMPLE = re.compile(rb"^vllm:num_requests_(?:running|waiting)(?:\{[^}\n]*\})? (\S+)", re.MULTILINE)
+# after a newline, not `^` with re.MULTILINE: the literal prefix lets the scan skip ahead (26 against 290 µs on a
+# real 48 KB scrape)
+_LOAD_SAMPLE = re.compile(rb"\nvllm:num_requests_(?:running|waiting)(?:\{[^}\n]*\})? (\S+)")
 
 
 def parse_load(text: bytes) -> float | None:
     """Running + waiting requests from a scrape without parsing the rest (it is read every
     `load_scrape_interval_s`, so it must be cheap): both gauges summed over their label sets; None if neither
     is there or a value is not a number."""
-    values = _LOAD_SAMPLE.findall(text)
+    values = _LOAD_SAMPLE.findall(b"\n" + text)
     if not values:
         return None
     try:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from gateway.costmodel import CoRunner, Role, StepModel, step_s
 from gateway.learner import Learner, Observation, acceptance_rate
 from gateway.settings import Settings
-from gateway.vllm_metrics import parse_load, parse_vllm_metrics, spec_delta
+from gateway.vllm_metrics import parse_load, parse_vllm_metrics, parse_vllm_metrics_reference, spec_delta
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PRIORS: dict[Role, StepModel] = {"baseline": StepModel(0.005, 0.00004), "speculative": StepModel(0.0075, 0.00015)}
@@ -182,6 +182,47 @@ def test_parse_real_vllm_scrapes() -> None:
     assert (spec.drafts, spec.draft_tokens, spec.accepted_tokens) == (13133.0, 52532.0, 31464.0)
     assert sum(spec.accepted_per_position) == spec.accepted_tokens
     assert spec_delta(None, spec) is None and spec_delta(base, spec) is None
+
+
+def test_the_targeted_parse_reads_what_prometheus_client_reads() -> None:
+    """The scan that replaced prometheus_client's full parse (~10 ms a scrape) agrees with it on real scrapes."""
+    for name in ("vllm-0.26.0-baseline-metrics.txt", "vllm-0.26.0-draft-model-metrics.txt"):
+        text = (FIXTURES / name).read_text()
+        assert parse_vllm_metrics(text) == parse_vllm_metrics_reference(text)
+
+
+_SERIES = [  # (family, type, sample suffix, extra labels)
+    ("vllm:num_requests_running", "gauge", "", ""), ("vllm:num_requests_waiting", "gauge", "", ""),
+    ("vllm:num_requests_waiting_by_reason", "gauge", "", ',reason="capacity"'),
+    ("vllm:kv_cache_usage_perc", "gauge", "", ""), ("vllm:generation_tokens", "counter", "_total", ""),
+    ("vllm:spec_decode_num_drafts", "counter", "_total", ""),
+    ("vllm:spec_decode_num_draft_tokens", "counter", "_total", ""),
+    ("vllm:spec_decode_num_accepted_tokens", "counter", "_total", ""),
+    ("vllm:spec_decode_num_accepted_tokens_per_pos", "counter", "_total", ',position="{pos}"'),
+    ("vllm:prompt_tokens", "counter", "_total", ""),
+]
+
+
+@st.composite
+def expositions(draw: st.DrawFn) -> str:
+    lines: list[str] = []
+    """As vLLM's prometheus_client exporter writes them: each family's samples, a counter's `_created` series as a
+    gauge family of its own after it, several engines, label values with braces."""
+    lines = []
+    for family, kind, suffix, extra in draw(st.lists(st.sampled_from(_SERIES), unique=True)):
+        lines += [f"# HELP {family}{suffix} Number of {family}.", f"# TYPE {family}{suffix} {kind}"]
+        label_sets = [f'engine="{engine}",model_name="m{{x}}"' + extra.format(pos=pos)
+                      for engine in range(draw(st.integers(1, 3))) for pos in range(3 if "position" in extra else 1)]
+        lines += [f"{family}{suffix}{{{labels}}} {draw(st.floats(0, 1e6))!r}" for labels in label_sets]
+        if kind == "counter":
+            lines += [f"# HELP {family}_created Created.", f"# TYPE {family}_created gauge"]
+            lines += [f"{family}_created{{{labels}}} 1.7e+09" for labels in label_sets]
+    return "\n".join(lines) + "\n"
+
+
+@given(expositions())
+def test_the_targeted_parse_agrees_with_prometheus_client_on_any_exposition(text: str) -> None:
+    assert parse_vllm_metrics(text) == parse_vllm_metrics_reference(text)
 
 
 def test_parse_load_reads_running_plus_waiting() -> None:

@@ -156,7 +156,29 @@ def make_app(state: BackendState) -> web.Application:
     return app
 
 
+def _histograms_filler() -> str:
+    """What else a real vLLM scrape holds, by size (tests/fixtures: 48 KB; 17 histograms, 47 gauges, 20 counters):
+    24 histograms of 16 buckets, ~50 KB in all. The gateway reads none of it, but it scans all of it on every
+    scrape of every backend."""
+    bounds = [0.001 * 2**i for i in range(15)] + [float("inf")]
+    lines = []
+    for h in range(24):
+        name = f"vllm:bench_filler_{h}_seconds"
+        labels = f'engine="0",model_name="{MODEL}"'
+        lines += [f"# HELP {name} A latency histogram vLLM exports (bench filler).", f"# TYPE {name} histogram"]
+        lines += [f'{name}_bucket{{{labels},le="{b!r}"}} {1000.0 * (i + 1)}'.replace("inf", "+Inf")
+                  for i, b in enumerate(bounds)]
+        lines += [f"{name}_count{{{labels}}} 16000.0", f"{name}_sum{{{labels}}} 123.456"]
+        lines += [f"# HELP {name}_created A latency histogram vLLM exports (bench filler).",
+                  f"# TYPE {name}_created gauge", f"{name}_created{{{labels}}} 1.7962061351565108e+09"]
+    return "\n".join(lines) + "\n"
+
+
+FILLER = _histograms_filler()
+
+
 def metrics_text(state: BackendState) -> str:
+    """The series the gateway reads, then `FILLER`: a scrape as large as a real vLLM server's."""
     label = f'{{model_name="{MODEL}"}}'
     lines = [
         "# TYPE vllm:num_requests_running gauge", f"vllm:num_requests_running{label} {state.running}",
@@ -178,7 +200,7 @@ def metrics_text(state: BackendState) -> str:
         ]
         lines += [f'vllm:spec_decode_num_accepted_tokens_per_pos_total{{model_name="{MODEL}",position="{p}"}} '
                   f"{drafts * (GAMMA - p) // GAMMA}" for p in range(GAMMA)]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + FILLER
 
 
 def main(argv: list[str]) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from bisect import bisect_left
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -147,3 +148,32 @@ class Metrics:
             self.acceptance_length.labels(name, role)
         for reason in ("connect", "timeout", "status_5xx", "protocol", "midstream"):
             self.upstream_errors.labels(name, role, reason)
+
+
+class BatchedObservations:
+    """Observations of one histogram child gathered locally and added at once by `flush` (a stream's inter-chunk
+    gaps: `observe` took ~1 µs a chunk, a lock and a Python loop over the buckets; this takes ~0.15 µs). Writes
+    through the child's bucket and sum values, as `Histogram.observe` does, so multiprocess mode still adds up;
+    tests/test_metrics.py checks the exposition equals per-value `observe` calls."""
+
+    __slots__ = ("_bounds", "_child", "_counts", "_sum")
+
+    def __init__(self, child: Any) -> None:
+        self._child = child
+        self._bounds = child._upper_bounds
+        self._counts = [0] * len(self._bounds)
+        self._sum = 0.0
+
+    def observe(self, amount: float) -> None:
+        self._counts[bisect_left(self._bounds, amount)] += 1  # the first bucket with amount <= its bound
+        self._sum += amount
+
+    def flush(self) -> None:
+        counts, self._counts = self._counts, [0] * len(self._bounds)
+        if not any(counts):
+            return
+        for bucket, n in zip(self._child._buckets, counts, strict=True):
+            if n:
+                bucket.inc(n)
+        self._child._sum.inc(self._sum)
+        self._sum = 0.0

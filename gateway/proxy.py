@@ -27,7 +27,7 @@ from gateway.costmodel import OTHER_ROLE, Role
 from gateway.intake import Intake
 from gateway.learner import Learner
 from gateway.logevents import event_line, log_event
-from gateway.metrics import Metrics
+from gateway.metrics import BatchedObservations, Metrics
 from gateway.protocol import (
     CHAT,
     GatewayError,
@@ -272,8 +272,12 @@ class Proxy:
         assert task is not None
         self._streams.add(task)
         try:
-            gap = self.metrics.child(self.metrics.inter_chunk, backend.role, ctx.routed.task_class)
-            error = await pump(resp, relay, first, self.settings.idle_timeout_s, gap)
+            gaps = BatchedObservations(self.metrics.child(self.metrics.inter_chunk, backend.role,
+                                                          ctx.routed.task_class))
+            try:
+                error = await pump(resp, relay, first, self.settings.idle_timeout_s, gaps)
+            finally:
+                gaps.flush()
         except asyncio.CancelledError:
             if self.stopping:  # the drain ran out: tell the client why its stream ends
                 with contextlib.suppress(Exception):

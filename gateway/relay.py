@@ -11,11 +11,11 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import aiohttp
 from aiohttp import web
 
+from gateway.metrics import BatchedObservations
 from gateway.protocol import RequestView, error_body
 from gateway.settings import Settings
 from gateway.streaming import SseTap
@@ -68,7 +68,8 @@ def first_byte_timeout(s: Settings, view: RequestView) -> float:
     return min(s.first_byte_timeout_s + s.nonstream_timeout_per_token_s * view.max_tokens, s.total_timeout_s)
 
 
-async def pump(resp: aiohttp.ClientResponse, relay: Relay, first: bytes, idle: float, gap: Any) -> str | None:
+async def pump(resp: aiohttp.ClientResponse, relay: Relay, first: bytes, idle: float,
+               gap: BatchedObservations) -> str | None:
     """Relay chunks until the upstream ends; the error that ended it, if any (`client_stalled` when the
     client stopped reading). `idle` bounds each gap; the session's total timeout bounds the whole."""
     loop = asyncio.get_running_loop()

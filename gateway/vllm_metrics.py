@@ -1,4 +1,5 @@
-"""Pure parse of a vLLM `/metrics` scrape into an immutable snapshot (prometheus_client's parser).
+"""Pure parse of a vLLM `/metrics` scrape into an immutable snapshot (a targeted scan of the few series read;
+prometheus_client's parser is the tests' reference).
 
 Series are summed over their label sets (several engines, or the `model_name` label), so a server with
 data parallelism reads the same as one engine. A baseline exports no `vllm:spec_decode_*` series.

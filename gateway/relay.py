@@ -32,6 +32,7 @@ class Outcome:
     ttft_s: float | None = None
     completion_tokens: int | None = None
     steps: int | None = None
+    gpu_prompt_tokens_at_first: int | None = None  # `BackendPool.gpu_prompt_tokens` when the first chunk came
 
 
 class Relay:

@@ -92,8 +92,8 @@ def test_step_models_and_interference_fit_load_dependence() -> None:
 def test_other_requests_prefill_inside_the_decode_does_not_bend_the_step_model() -> None:
     """Busy traffic arrives faster, so more of other requests' prompts are prefilled inside a request's decode
     steps as the load grows (chunked prefill). Counted as step time, that work steepened the fitted growth and
-    lowered the intercept (mixed-phases: 4.7 ms + 0.37 ms a request against the emulator's 6.54 + ~0.07): a quiet GPU looked cheaper
-    than it is. Taken out with the learned prefill speed, the fit finds the engine's own step."""
+    lowered the intercept (mixed-phases: 4.7 ms + 0.37 ms a request against the emulator's 6.54 + ~0.07): a quiet
+    GPU looked cheaper than it is. Taken out with the learned prefill speed, the fit finds the engine's own step."""
     true = StepModel(0.0066, 0.00008)
     prefill_s = Settings().prior_prefill_s_per_token
     fitted = {}

@@ -235,8 +235,9 @@ class Learner:
         """The request's decode time without the prefill of requests that arrived during it (chunked prefill runs
         other prompts inside its steps). Left in, that work grows with the load, because busy traffic arrives
         faster: it steepened the step's fitted growth and lowered its intercept (mixed-phases: 4.7 ms + 0.37 ms a
-        request against the emulator's 6.54 + ~0.07), so a quiet GPU looked cheaper on the speculative server than it is. At most
-        `PREFILL_SHARE_MAX` of the decode is taken out, whatever the prefill estimate says."""
+        request against the emulator's 6.54 + ~0.07), so a quiet GPU looked cheaper on the speculative server than
+        it is. At most `PREFILL_SHARE_MAX` of the decode is taken out, whatever the prefill estimate says (the
+        learned speed also holds each request's fixed costs, so this over-corrects a little: docs/routing.md)."""
         decode = obs.e2e_s - obs.ttft_s
         if obs.prefill_during_decode <= 0:
             return decode

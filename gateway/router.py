@@ -143,7 +143,7 @@ class Router:
         # list comprehensions, not generators: this runs for every backend on every decision (16 in a fleet)
         return tuple([Candidate(b.name, b.role, b.group, loads[b.name],
                                 tuple([(o.role, loads[o.name]) for o in members[b.name]]))
-                       for b in pool.backends if b.healthy and now >= b.ejected_until and b not in exclude])
+                       for b in pool.backends if b not in exclude and b.routable(now)])
 
     def route(self, view: RequestView, request_id: str, exclude: frozenset[Backend] = frozenset()) -> Routed | None:
         f = features(view, self.classifier)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from statistics import NormalDist
 from typing import Literal, NamedTuple
 
@@ -216,12 +217,8 @@ def _worth_scoring(candidates: Sequence[Candidate]) -> list[Candidate]:
             if co < lowest:
                 front.append((i, c))
                 lowest = co
-    front.sort(key=_first)
+    front.sort(key=itemgetter(0))
     return [c for _, c in front] + list(own.values())
-
-
-def _first(entry: tuple[int, Candidate]) -> int:
-    return entry[0]
 
 
 def _sampled_tps(inp: PolicyInput, est: Estimates, cfg: AdaptiveConfig) -> float:

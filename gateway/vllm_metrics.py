@@ -78,17 +78,19 @@ _SAMPLE = re.compile(  # after a newline: the literal prefix lets the scan skip 
                                                   key=len, reverse=True))
     + r"))(\{.*\})?[ \t]+(\S+)")
 _POSITION = re.compile(r'(?:^|[{,])\s*position="(\d+)"')
-_SPEC_FAMILY = re.compile(r"^(?:# (?:HELP|TYPE) )?vllm:spec_decode", re.MULTILINE)
+_SPEC_FAMILY = re.compile(r"\n(?:# (?:HELP|TYPE) )?vllm:spec_decode")
 
 
 def parse_vllm_metrics(text: str) -> VllmSnapshot:
     """The series specgate reads, each summed over its label sets. A targeted scan rather than a full
     exposition parse: prometheus_client's parser took ~10 ms on a real vLLM scrape (48 KB), every
     `scrape_interval_s` for every backend, on the event loop; this takes well under a millisecond and reads
-    the same numbers (tests/test_learner.py checks both parsers agree on the real fixtures)."""
+    the same numbers (tests/test_learner.py checks both parsers agree on the real fixtures). `ValueError` when
+    none of those series is there (not a vLLM scrape: an error page, a proxy's answer)."""
     values: dict[str, float] = {}
     per_position: dict[int, float] = {}
-    for name, labels, raw in _SAMPLE.findall("\n" + text):
+    lines = "\n" + text  # every sample line starts after a newline, the first one too
+    for name, labels, raw in _SAMPLE.findall(lines):
         try:
             value = float(raw)
         except ValueError:
@@ -101,8 +103,10 @@ def parse_vllm_metrics(text: str) -> VllmSnapshot:
             continue
         field = _FIELDS[name]
         values[field] = values.get(field, 0.0) + value
+    if not values and not per_position:
+        raise ValueError("none of the vLLM series specgate reads is in the scrape")
     positions = tuple(per_position[i] for i in sorted(per_position))
-    has_spec = "vllm:spec_decode" in text and _SPEC_FAMILY.search(text) is not None  # a baseline: no scan
+    has_spec = "vllm:spec_decode" in text and _SPEC_FAMILY.search(lines) is not None  # a baseline: no scan
     return VllmSnapshot(has_spec_decode=has_spec, accepted_per_position=positions, **values)
 
 

@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 from gateway.costmodel import CoRunner, Role, StepModel, step_s
 from gateway.learner import Learner, Observation, acceptance_rate
 from gateway.settings import Settings
-from gateway.vllm_metrics import parse_load, parse_vllm_metrics, parse_vllm_metrics_reference, spec_delta
+from gateway.vllm_metrics import (
+    VllmSnapshot,
+    parse_load,
+    parse_vllm_metrics,
+    parse_vllm_metrics_reference,
+    spec_delta,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PRIORS: dict[Role, StepModel] = {"baseline": StepModel(0.005, 0.00004), "speculative": StepModel(0.0075, 0.00015)}
@@ -247,7 +253,22 @@ def expositions(draw: st.DrawFn) -> str:
 @settings(deadline=None)  # the reference parser is the slow one; no time bound on a busy machine
 @given(expositions())
 def test_the_targeted_parse_agrees_with_prometheus_client_on_any_exposition(text: str) -> None:
-    assert parse_vllm_metrics(text) == parse_vllm_metrics_reference(text)
+    want = parse_vllm_metrics_reference(text)
+    try:
+        got = parse_vllm_metrics(text)
+    except ValueError:  # none of the series read is there: the reference reads nothing either
+        assert want == VllmSnapshot()
+    else:
+        assert got == want
+
+
+def test_a_scrape_without_vllm_series_is_rejected_not_read_as_zeros() -> None:
+    """An error page answered with 200 must not zero the gauges and drop the next acceptance delta."""
+    for text in ("<html><body>502 Bad Gateway</body></html>", "", "# HELP up Up.\n# TYPE up gauge\nup 1\n",
+                 'vllm:num_requests_waiting_by_reason{reason="capacity"} 3\n'):
+        with pytest.raises(ValueError):
+            parse_vllm_metrics(text)
+    assert parse_vllm_metrics("vllm:num_requests_running 2\n").running == 2.0  # the first line counts too
 
 
 def test_parse_load_reads_running_plus_waiting() -> None:

@@ -17,6 +17,8 @@
   GPU (`PREFILL_QUIET_LOAD`): under a burst the time to first token is mostly the wait behind other prefills, and
   read as prefill speed it makes the role carrying the traffic look slow at reading prompts (seen on an H200 at
   c = 48: the baseline's learned prefill rose to 3.4x the speculative server's, the same model on the same GPU).
+  From the same requests, a line through time to first token against prompt length (`StepFit` on [1, prompt
+  tokens]): its slope is what one more prompt token costs, without the fixed costs every request pays once.
 Every estimate starts at a prior and forgets old observations geometrically (`forgetting` per update).
 """
 
@@ -133,12 +135,16 @@ class Learner:
         self._backend_tokens_per_step = Ewma(config.prior_tokens_per_step)
         self._steps = {role: StepFit.from_prior(config.priors[role]) for role in ROLES}
         self._prefill = {role: Ewma(config.prior_prefill_s_per_token) for role in ROLES}
+        # time to first token (less one step) on [1, prompt tokens]: the slope is a prompt token's marginal cost
+        self._prefill_line = {role: StepFit.from_prior(StepModel(config.priors[role].base_s,
+                                                                 config.prior_prefill_s_per_token)) for role in ROLES}
         self._fitted = {role: fit.model() for role, fit in self._steps.items()}  # what observations are read with
         self._models = tied_models(self._steps, config.slope_tie, config.priors)  # what predictions use
         self._interference = {role: Ewma(config.prior_interference[role]) for role in ROLES}
         # the decision path reads these every request; they change only in `observe`
         self._kappa = {role: self._shrunk_interference(role) for role in ROLES}
         self._prefill_s = {role: self._shrunk_prefill(role) for role in ROLES}
+        self._prefill_marginal_s = dict(self._prefill_s)
 
     # --- estimates used on the decision path (cheap lookups)
     def step_model(self, role: Role) -> StepModel:
@@ -236,12 +242,14 @@ class Learner:
         other prompts inside its steps). Left in, that work grows with the load, because busy traffic arrives
         faster: it steepened the step's fitted growth and lowered its intercept (mixed-phases: 4.7 ms + 0.37 ms a
         request against the emulator's 6.54 + ~0.07), so a quiet GPU looked cheaper on the speculative server than
-        it is. At most `PREFILL_SHARE_MAX` of the decode is taken out, whatever the prefill estimate says (the
-        learned speed also holds each request's fixed costs, so this over-corrects a little: docs/routing.md)."""
+        it is. A chunk inside a step costs its tokens' marginal time (the prefill line's slope), not the mean per
+        token, which also holds each request's fixed costs: charged at the mean (3.5e-5 s a token against
+        ~1.6e-5), the correction flattened the speculative server's growth to 0 (the emulator's: ~0.07 ms).
+        At most `PREFILL_SHARE_MAX` of the decode is taken out, whatever the estimate says."""
         decode = obs.e2e_s - obs.ttft_s
         if obs.prefill_during_decode <= 0:
             return decode
-        prefill = self._prefill_s[obs.role] * obs.prefill_during_decode
+        prefill = self._prefill_marginal_s[obs.role] * obs.prefill_during_decode
         return decode - min(prefill, PREFILL_SHARE_MAX * decode)
 
     def _observe_output(self, key: tuple[str, str], obs: Observation) -> None:
@@ -290,9 +298,13 @@ class Learner:
         role = obs.role
         if step is None:
             step = step_s(self._fitted[role], obs.load_self, self._co_runners(obs), self._kappa[role])
-        per_token = max(obs.ttft_s - step, 0.0) / obs.prompt_tokens
-        self._prefill[role].update(_clip(per_token, self._prefill_s[role]), self.config.forgetting)
+        prompt = obs.prompt_tokens
+        first = max(obs.ttft_s - step, 0.0)
+        self._prefill[role].update(_clip(first / prompt, self._prefill_s[role]), self.config.forgetting)
         self._prefill_s[role] = self._shrunk_prefill(role)
+        line = self._prefill_line[role]
+        line.update(prompt, _clip(first, line.model().own_s(prompt)), self.config.forgetting)
+        self._prefill_marginal_s[role] = min(line.model().per_request_s, self._prefill_s[role])
 
     def observe_backend_acceptance(self, tokens_per_step: float, drafts: float) -> None:
         """Counter deltas of one scrape: output tokens per engine step (`SpecDelta.tokens_per_step`), weighted
@@ -325,6 +337,7 @@ class Learner:
                 role: {**_asdict(self._models[role]), "observations": self._steps[role].count} for role in ROLES
             },
             "prefill_s_per_token": {role: self.prefill_s_per_token(role) for role in ROLES},
+            "prefill_marginal_s_per_token": dict(self._prefill_marginal_s),
             "interference": {role: self.interference(role) for role in ROLES},
             "classes": {
                 f"{task_class}/{bucket}": _asdict(est)

@@ -99,24 +99,31 @@ def test_other_requests_prefill_inside_the_decode_does_not_bend_the_step_model()
     """Busy traffic arrives faster, so more of other requests' prompts are prefilled inside a request's decode
     steps as the load grows (chunked prefill). Counted as step time, that work steepened the fitted growth and
     lowered the intercept (mixed-phases: 4.7 ms + 0.37 ms a request against the emulator's 6.54 + ~0.07): a quiet
-    GPU looked cheaper than it is. Taken out with the learned prefill speed, the fit finds the engine's own step."""
+    GPU looked cheaper than it is. Taken out at a prompt token's marginal cost (the slope of time to first token
+    against prompt length, not the mean per token, which also holds the fixed costs), the fit finds the engine's
+    own step; charged at the mean, it flattened the growth to 0."""
     true = StepModel(0.0066, 0.00008)
-    prefill_s = Settings().prior_prefill_s_per_token
+    fixed_s, marginal_s = 0.006, 0.000016  # time to first token = fixed + marginal x prompt (+ one step)
     fitted = {}
     for told in (False, True):
         lrn = learner(forgetting=0.995)
         rng = random.Random(3)
         for _ in range(600):
             load = rng.randint(1, 20)
+            prompt = rng.randint(64, 1500)
             arrived = 400 * load  # prompt tokens sent to the GPU while it decoded: more under load
-            decode = 99 * true.own_s(load) * rng.uniform(0.98, 1.02) + arrived * prefill_s
-            ttft = 100 * prefill_s + true.own_s(load)
-            o = obs("speculative", 200, 100, ttft + decode, ttft=ttft, load_self=load)
+            decode = 99 * true.own_s(load) * rng.uniform(0.98, 1.02) + arrived * marginal_s
+            ttft = fixed_s + prompt * marginal_s + true.own_s(load)
+            o = obs("speculative", 200, 100, ttft + decode, ttft=ttft, load_self=load, prompt=prompt)
             lrn.observe(dataclasses.replace(o, prefill_during_decode=arrived if told else 0))
         fitted[told] = lrn.step_model("speculative")
+        if told:  # the mean per token holds the fixed cost; the marginal does not
+            assert lrn.prefill_s_per_token("speculative") > 1.5 * marginal_s
+            assert lrn.state()["prefill_marginal_s_per_token"]["speculative"] == pytest.approx(marginal_s, rel=0.25)
     assert fitted[True].own_s(1) == pytest.approx(true.own_s(1), rel=0.1)
     assert fitted[True].own_s(20) == pytest.approx(true.own_s(20), rel=0.1)
-    assert fitted[False].per_request_s > 2 * fitted[True].per_request_s  # what it did before
+    assert fitted[True].per_request_s == pytest.approx(true.per_request_s, rel=0.5)
+    assert fitted[False].per_request_s > 1.5 * fitted[True].per_request_s  # what it did before
 
 
 def test_one_cold_start_outlier_cannot_decide() -> None:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from gateway.bench.plan import Shape, analytic_mean_s, layouts, main
 from gateway.bench.plan.analytic import dynk_tokens_per_step
-from gateway.bench.plan.cli import recommend, replay_time_scale, select
+from gateway.bench.plan.cli import recommend, replay_time_scale, select, speculating_gpus
 from gateway.bench.plan.quick import describe, layout_sentence
 from gateway.bench.plan.source import tilted_weights
 from gateway.workloads.items import WorkloadItem
@@ -134,3 +134,18 @@ def test_pruning_keeps_one_layout_of_the_other_family() -> None:
     assert select(names, analytic, 1.05, 3)[0] == ["2xbaseline+2xspeculative", "3xbaseline+1xspeculative",
                                                    "1xbaseline+3xspeculative"]  # none of the other family close
     assert select(names, analytic, 1.15, 1)[0] == ["2xbaseline+2xspeculative"]
+
+
+def test_pruning_spans_the_numbers_of_speculating_gpus_before_the_closest() -> None:
+    """The analytic pass puts splits with different numbers of speculating GPUs within ~2% of each other and
+    leans to the baseline (bursty, 4 GPUs, 2x load: 3 + 1 first, 1 + 3 last; replayed 0.632 and 0.589 s). The
+    kept places go to the closest of each number first, so 1 + 3 is replayed although two 3 + 1 are closer."""
+    analytic = {"4xbaseline": {"2": 1.17}, "3xbaseline+1xspeculative": {"2": 1.000},
+                "2xbaseline+2xspeculative": {"2": 1.004}, "1xbaseline+3xspeculative": {"2": 1.022},
+                "4xspeculative": {"2": 1.25}, "4xpair": {"2": 1.17}, "3xbaseline+1xdynk": {"2": 1.001},
+                "2xbaseline+2xdynk": {"2": 1.002}, "1xbaseline+3xdynk": {"2": 1.017}, "4xdynk": {"2": 1.23}}
+    kept, pruned = select(list(analytic), analytic, 1.15, 3)
+    assert kept == ["3xbaseline+1xspeculative", "2xbaseline+2xdynk", "1xbaseline+3xdynk"]
+    assert "not among the 3 kept" in pruned["3xbaseline+1xdynk"]
+    assert [speculating_gpus(n) for n in ("4xbaseline", "4xpair", "1xbaseline+3xdynk", "4xspeculative")] == [
+        0, None, 3, 4]

@@ -149,3 +149,13 @@ def test_pruning_spans_the_numbers_of_speculating_gpus_before_the_closest() -> N
     assert "not among the 3 kept" in pruned["3xbaseline+1xdynk"]
     assert [speculating_gpus(n) for n in ("4xbaseline", "4xpair", "1xbaseline+3xdynk", "4xspeculative")] == [
         0, None, 3, 4]
+
+
+def test_pruning_spans_only_what_the_analytic_pass_calls_a_tie() -> None:
+    """demo-mixed, 2 GPUs (`--from`): spanning every number of speculating GPUs gave 2 baseline, 1.12x the best
+    analytically and 1.14x replayed, the place of 1 + 1 speculative at 1.000x."""
+    analytic = {"2xbaseline": {"1": 0.5906}, "1xbaseline+1xspeculative": {"1": 0.5262}, "2xspeculative": {"1": 0.6485},
+                "2xpair": {"1": 0.5906}, "1xbaseline+1xdynk": {"1": 0.5259}, "2xdynk": {"1": 0.6431}}
+    kept, _ = select(list(analytic), analytic, 1.15, 3)
+    assert "1xbaseline+1xspeculative" in kept and "1xbaseline+1xdynk" in kept
+    assert len(kept) == 3 and ("2xbaseline" in kept or "2xpair" in kept)  # the last place: the other family

@@ -191,34 +191,6 @@ def test_shared_group_follows_its_regime_and_probes_only_what_it_keeps_idle() ->
     assert busy is not None and busy.role == "baseline"  # one probe at a time
 
 
-def test_an_unmeasured_class_is_probed_for_sure_while_speculation_is_in_reach() -> None:
-    """fresh-bursts-mixed was bistable: the seeds whose draws probed the structured classes went speculative and
-    sent 63% there, the seed whose draws did not stayed on the baseline (42%, 3% slower). While the group's mix
-    ratio is at least `explore_sure_mix_ratio`, an unmeasured class's first probe does not wait for a draw; far
-    below it (creative-heavy reads ~0.78) it does, and a measured class always does."""
-    f = extract(request_view(CHAT, chat("Return JSON", temperature=0, max_tokens=64)), CFG)
-    cfg = dataclasses.replace(ADAPTIVE, explore_unmeasured_rate=0.25, explore_unmeasured_max_regret=3.0,
-                              explore_sure_mix_ratio=0.83)
-    no_draw = _inp(f, "structured", tps=1.2, output=64, shared=True, draw=0.9, sd=UNSEEN_SD)
-
-    def reason(ratio: float | None, observations: int = 0) -> str:
-        inp = dataclasses.replace(no_draw, regime_ratios={} if ratio is None else {"gpu0": ratio})
-        if observations:
-            assert inp.estimates is not None
-            inp = dataclasses.replace(inp, estimates=dataclasses.replace(
-                inp.estimates, speculative_observations=observations, bucket_speculative_observations=observations))
-        d = decide("adaptive", inp, RULES, cfg)
-        assert d is not None
-        return d.reason
-
-    assert reason(0.9) == "explore"
-    assert reason(0.78) != "explore" and reason(None) != "explore"
-    assert reason(0.9, observations=5) != "explore"  # measured: only the draw's rate
-    off = dataclasses.replace(cfg, explore_sure_mix_ratio=float("inf"))
-    d = decide("adaptive", dataclasses.replace(no_draw, regime_ratios={"gpu0": 0.9}), RULES, off)
-    assert d is not None and d.reason != "explore"
-
-
 def test_no_first_probe_that_could_not_change_a_decision() -> None:
     """Seen on creative-heavy: probes of creative text at temperature 1 on an idle n-gram server (predicted 1.5x
     slower) slowed the requests beside them on the shared GPU, 3.6 s in one run. A first probe goes out only if

@@ -57,7 +57,6 @@ class AdaptiveConfig:
     probe_max_load: float  # shared GPU: no probe while more requests than this are on it or arrive during one
     thompson: bool  # sample the acceptance of backends with a GPU of their own from its posterior
     explore_hope_sd: float = 2.0  # probe only if speculation wins at the acceptance this many sd above its mean
-    explore_sure_mix_ratio: float = math.inf  # shared GPU: an unmeasured class is always probed at this mix ratio
 
 
 class Candidate(NamedTuple):
@@ -293,29 +292,19 @@ def _ratio_text(ratio: float | None) -> str:
     return "-" if ratio is None else f"{ratio:.2f}x"
 
 
-def _speculation_in_reach(inp: PolicyInput, cfg: AdaptiveConfig, group: str) -> bool:
-    """Whether a shared group's mix ratio says speculation is close to carrying it (at least
-    `explore_sure_mix_ratio`): then one unmeasured class's acceptance may decide the regime, and leaving its
-    first probe to a draw made the regime bistable (fresh-bursts-mixed: the seeds whose draws probed the
-    structured classes went speculative at request 97 and sent 63% there, the seed whose draws did not stayed on
-    the baseline and sent 42%, 3% slower). Far below it (creative-heavy reads ~0.78) probes stay at the draw's
-    rate: each slows the requests beside it, and probing every class cost creative-heavy 3%."""
-    ratio = inp.regime_ratios.get(group)
-    return ratio is not None and ratio >= cfg.explore_sure_mix_ratio
-
-
 def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) -> Scored | None:
     """A short request sent to a speculative server its group's regime keeps idle, to measure it: more often
     (and at a higher regret) while its temperature bucket has fewer than `explore_min_observations`
     speculative observations or its class none, one probe at a time; once measured, only when its GPU is quiet.
     A probe adds observations; it never changes a regime by itself."""
-    if pick[1].role != "baseline" or est.output_tokens > cfg.explore_max_output_tokens:
+    if pick[1].role != "baseline" or est.output_tokens > cfg.explore_max_output_tokens or inp.draw >= max(
+            cfg.explore_rate, cfg.explore_unmeasured_rate):
         return None
     unmeasured = (est.bucket_speculative_observations < cfg.explore_min_observations
                   or est.speculative_observations < 1)
     rate, cap = ((cfg.explore_unmeasured_rate, cfg.explore_unmeasured_max_regret) if unmeasured
                  else (cfg.explore_rate, cfg.explore_max_regret))
-    if inp.draw >= rate and not unmeasured:
+    if inp.draw >= rate:
         return None
     # a probe of a measured bucket waits until the whole GPU is quiet: on a busy one it slows everyone running
     idle = [c for c in inp.candidates if c.role == "speculative" and c.load == 0
@@ -323,8 +312,6 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
     if not idle:
         return None
     c = idle[0]
-    if inp.draw >= rate and not _speculation_in_reach(inp, cfg, c.group):
-        return None
     p = predict_on(c, est, inp.features.prompt_tokens, est.tokens_per_step)
     if c.shared and max(_gpu_load(c), inp.arrival_rates.get(c.group, 0.0) * p.e2e_s) > cfg.probe_max_load:
         return None  # a busy GPU is not speculated on anyway (the regime's load cap), and a probe slows all of it

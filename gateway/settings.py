@@ -82,7 +82,6 @@ class Settings(BaseSettings):
     regime_window_requests: int = Field(64, ge=1, description="shared GPU: recent requests whose mix decides the regime")
     thompson_sampling: bool = Field(True, description="fleet: sample a class's acceptance from its posterior when choosing a speculative server with its own GPU")
     warmup_requests: int = Field(3, ge=0, description="a backend's first requests after it (re)starts do not teach the timing models")
-    explore_sure_mix_ratio: float = Field(0.83, ge=0.0, description="shared GPU: while the group's mix ratio (cost on the baseline / on the speculative server) is at least this, every eligible request of an unmeasured class is a probe instead of `SPECGATE_EXPLORE_UNMEASURED_RATE` of them: speculation is close enough to carrying the GPU that one class's acceptance may decide the regime, and leaving that to a draw made the regime bistable (fresh-bursts-mixed: 42% vs 63% to speculation across seeds)")
     explore_unmeasured_rate: float = Field(
         0.25, ge=0.0, le=1.0, description="probe rate for an unmeasured temperature bucket (one probe at a time)")
     random_seed: int | None = Field(None, description="seed of the exploration draws (for reproducible runs)")
@@ -246,7 +245,7 @@ class Settings(BaseSettings):
             explore_min_observations=self.explore_min_observations,
             explore_unmeasured_max_regret=self.explore_unmeasured_max_regret,
             explore_unmeasured_rate=self.explore_unmeasured_rate, externality_weight=self.externality_weight,
-            explore_hope_sd=self.explore_hope_sd, explore_sure_mix_ratio=self.explore_sure_mix_ratio,
+            explore_hope_sd=self.explore_hope_sd,
             exception_load=self.regime_exception_load, exception_margin=self.regime_exception_margin,
             exception_arrivals=self.regime_exception_arrivals, probe_max_load=self.regime_speculation_max_load,
             thompson=self.thompson_sampling)

@@ -144,7 +144,6 @@ class Learner:
         # the decision path reads these every request; they change only in `observe`
         self._kappa = {role: self._shrunk_interference(role) for role in ROLES}
         self._prefill_s = {role: self._shrunk_prefill(role) for role in ROLES}
-        self._prefill_marginal_s = dict(self._prefill_s)
 
     # --- estimates used on the decision path (cheap lookups)
     def step_model(self, role: Role) -> StepModel:
@@ -163,6 +162,10 @@ class Learner:
 
     def _shrunk_prefill(self, role: Role) -> float:
         return self._prefill[role].shrunk(self.config.prior_prefill_s_per_token, self.config.prior_weight)
+
+    def _prefill_marginal_s(self, role: Role) -> float:
+        """A prompt token's marginal prefill time: the prefill line's slope, at most the mean per token."""
+        return min(self._prefill_line[role].model().per_request_s, self._prefill_s[role])
 
     def backend_tokens_per_step(self) -> float:
         return self._backend_tokens_per_step.shrunk(self.config.prior_tokens_per_step, self.config.prior_weight)
@@ -244,12 +247,12 @@ class Learner:
         request against the emulator's 6.54 + ~0.07), so a quiet GPU looked cheaper on the speculative server than
         it is. A chunk inside a step costs its tokens' marginal time (the prefill line's slope), not the mean per
         token, which also holds each request's fixed costs: charged at the mean (3.5e-5 s a token against
-        ~1.6e-5), the correction flattened the speculative server's growth to 0 (the emulator's: ~0.07 ms).
+        ~1.6e-5), the correction flattened the speculative server's growth to 0 (the emulator's: ~0.08 ms).
         At most `PREFILL_SHARE_MAX` of the decode is taken out, whatever the estimate says."""
         decode = obs.e2e_s - obs.ttft_s
         if obs.prefill_during_decode <= 0:
             return decode
-        prefill = self._prefill_marginal_s[obs.role] * obs.prefill_during_decode
+        prefill = self._prefill_marginal_s(obs.role) * obs.prefill_during_decode
         return decode - min(prefill, PREFILL_SHARE_MAX * decode)
 
     def _observe_output(self, key: tuple[str, str], obs: Observation) -> None:
@@ -304,7 +307,6 @@ class Learner:
         self._prefill_s[role] = self._shrunk_prefill(role)
         line = self._prefill_line[role]
         line.update(prompt, _clip(first, line.model().own_s(prompt)), self.config.forgetting)
-        self._prefill_marginal_s[role] = min(line.model().per_request_s, self._prefill_s[role])
 
     def observe_backend_acceptance(self, tokens_per_step: float, drafts: float) -> None:
         """Counter deltas of one scrape: output tokens per engine step (`SpecDelta.tokens_per_step`), weighted
@@ -337,7 +339,7 @@ class Learner:
                 role: {**_asdict(self._models[role]), "observations": self._steps[role].count} for role in ROLES
             },
             "prefill_s_per_token": {role: self.prefill_s_per_token(role) for role in ROLES},
-            "prefill_marginal_s_per_token": dict(self._prefill_marginal_s),
+            "prefill_marginal_s_per_token": {role: self._prefill_marginal_s(role) for role in ROLES},
             "interference": {role: self.interference(role) for role in ROLES},
             "classes": {
                 f"{task_class}/{bucket}": _asdict(est)

@@ -86,6 +86,5 @@ def import_state(lrn: Learner, state: dict[str, object], max_weight: float) -> N
         fit.theta = [base * scale / fit.scale_s, slope * scale / fit.scale_s]  # the prior's spread: it still adapts
         lrn._kappa[role] = lrn._shrunk_interference(role)
         lrn._prefill_s[role] = lrn._shrunk_prefill(role)
-        lrn._prefill_marginal_s[role] = min(lrn._prefill_line[role].model().per_request_s, lrn._prefill_s[role])
     lrn._fitted = {role: fit.model() for role, fit in lrn._steps.items()}
     lrn._models = tied_models(lrn._steps, lrn.config.slope_tie, lrn.config.priors)

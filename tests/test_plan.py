@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from gateway.bench.plan import Shape, analytic_mean_s, layouts, main
 from gateway.bench.plan.analytic import dynk_tokens_per_step
-from gateway.bench.plan.cli import recommend, replay_time_scale, select, speculating_gpus
+from gateway.bench.plan.cli import recommend, replay_time_scale, select
+from gateway.bench.plan.layouts import speculating_gpus
 from gateway.bench.plan.quick import describe, layout_sentence
 from gateway.bench.plan.source import tilted_weights
 from gateway.workloads.items import WorkloadItem

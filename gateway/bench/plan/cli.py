@@ -14,7 +14,7 @@ from typing import Any
 
 from gateway.bench.plan import report
 from gateway.bench.plan.analytic import Shape, analytic_mean_s, shape_map
-from gateway.bench.plan.layouts import Layout, has_dynamic_k, layouts
+from gateway.bench.plan.layouts import Layout, has_dynamic_k, layouts, speculating_gpus
 from gateway.bench.plan.replay import replay, scaled
 from gateway.workloads.items import WorkloadItem, load_workload
 
@@ -57,14 +57,6 @@ def prune(candidates: list[Layout], analytic: dict[str, dict[str, float]], args:
 SPAN_BAND = 0.03  # analytic means within this of the best are a tie to the analytic pass: span those first
 
 
-def speculating_gpus(name: str) -> int | None:
-    """How many GPUs of the layout named `name` run a speculative server (None for pairs: every GPU runs both)."""
-    if "pair" in name:
-        return None
-    return sum(int(count) for count, role in (part.split("x", 1) for part in name.split("+"))
-               if role in ("speculative", "dynk"))
-
-
 def select(names: list[str], analytic: dict[str, dict[str, float]], prune_above: float, keep: int
            ) -> tuple[list[str], dict[str, str]]:
     """At most `keep` layouts within `prune_above` of the analytic best at some load: the closest of each number
@@ -83,10 +75,12 @@ def select(names: list[str], analytic: dict[str, dict[str, float]], prune_above:
     closeness = {name: min(analytic[name][k] / best_at[k] for k in loads) for name in names}
     eligible = sorted((n for n in names if closeness[n] <= prune_above), key=lambda n: closeness[n])
     kept: list[str] = []
+    spanned: set[int | None] = set()
     for name in eligible:
-        if len(kept) < keep and closeness[name] <= 1.0 + SPAN_BAND \
-                and speculating_gpus(name) not in {speculating_gpus(k) for k in kept}:
+        count = speculating_gpus(name)
+        if len(kept) < keep and closeness[name] <= 1.0 + SPAN_BAND and count not in spanned:
             kept.append(name)
+            spanned.add(count)
     kept = sorted(kept + [n for n in eligible if n not in kept][: keep - len(kept)], key=lambda n: closeness[n])
     if keep >= 2 and len({"+" in n for n in kept}) == 1:
         other = [n for n in eligible if ("+" in n) != ("+" in kept[0])]

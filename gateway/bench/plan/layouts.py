@@ -21,6 +21,15 @@ def _name(parts: list[tuple[int, str]]) -> str:
     return "+".join(f"{n}x{role}" for n, role in parts if n)
 
 
+def speculating_gpus(name: str) -> int | None:
+    """How many GPUs of the layout named `name` (as `_name` writes it) run a speculative server (None for pairs:
+    every GPU runs both)."""
+    if "pair" in name:
+        return None
+    return sum(int(count) for count, role in (part.split("x", 1) for part in name.split("+"))
+               if role in ("speculative", "dynk"))
+
+
 def has_dynamic_k(profile: str) -> bool:
     """A dynamic-K single server is laid out where the profile's method supports vLLM's
     `num_speculative_tokens_per_batch_size` (n-gram lookup: the emulator's `h200-ngram-dynk` schedule) and

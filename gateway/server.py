@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import logging
 import multiprocessing
 import os
@@ -115,6 +116,7 @@ async def serve(settings: Settings, *, reuse_port: bool = False) -> None:
     log_event(log, logging.INFO, "listening", host=settings.host, port=settings.port, policy=settings.policy,
               pid=os.getpid())
     flusher = asyncio.create_task(_flush_logs(access), name="specgate-log-flush")
+    _settle_the_heap(settings.gc_young_threshold)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -188,6 +190,19 @@ def _return_large_buffers_to_the_os() -> None:
         import ctypes
 
         ctypes.CDLL("libc.so.6").mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD: 1 MiB, fixed
+
+
+def _settle_the_heap(young_threshold: int) -> None:
+    """Move everything alive after startup (modules, the app, the metrics registry) out of the collector's
+    reach, and collect the young generation less often: a request allocates a few hundred short-lived
+    objects, and with Python's defaults the collector ran every few requests and its full passes walked
+    every long-lived object again (7% of a plain request's CPU in a native py-spy profile at c = 64)."""
+    if young_threshold <= 0:
+        return
+    gc.collect()
+    gc.freeze()
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(young_threshold, older, oldest)
 
 
 def _run_worker(settings: Settings, reuse_port: bool) -> None:

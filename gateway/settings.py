@@ -146,6 +146,8 @@ class Settings(BaseSettings):
     # --- logging
     log_level: str = Field("INFO", description="log level (JSON lines on stderr)")
     log_requests: bool = Field(True, description="one JSON line per request")
+    gc_young_threshold: int = Field(20_000, ge=0, description="allocations between two collections of the youngest generation, with what startup built frozen out of the collector's reach (0: Python's defaults, nothing frozen)")
+    regime_min_interval_s: float = Field(0.05, ge=0.0, description="shared GPU: a group's mix ratio is recomputed every 8 decisions, at most this often (a flood of requests does not pay for it on each eighth)")
 
     _split = field_validator(
         "baseline_urls", "speculative_urls", "backends", "rules_speculative_classes", "hindsight_map", "peers",

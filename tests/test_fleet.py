@@ -162,3 +162,31 @@ def test_a_group_the_traffic_passes_by_stops_recomputing_its_regime() -> None:
     idle = [g for g, n in router.group_decisions.items() if not n]
     assert idle
     assert all(visits.get(g, 0) <= REGIME_EARLY for g in idle), visits
+
+
+def test_a_flood_recomputes_the_mix_at_most_every_min_interval() -> None:
+    """After its first decisions a group's mix is recomputed every 8 decisions, but no more often than
+    `regime_min_interval_s`: at 1,700 requests/s the recomputations cost 10% of a request's CPU."""
+    from gateway.router import REGIME_EARLY
+
+    def visits(min_interval_s: float) -> int:
+        s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"],
+                     regime_min_interval_s=min_interval_s)
+        router = Router(s, BackendPool(s, Metrics()), Learner(s.learner_config()))
+        count = 0
+        inner = router._mix_ratio_of
+
+        def counting(group: str, extra: Any) -> float | None:
+            nonlocal count
+            count += 1
+            return inner(group, extra)
+
+        router._mix_ratio_of = counting  # type: ignore[method-assign]
+        view = request_view("/v1/chat/completions", {"model": "m", "max_tokens": 64,
+                                                     "messages": [{"role": "user", "content": "Return JSON: {}"}]})
+        for i in range(REGIME_EARLY + 80):
+            router.route(view, f"r{i}")
+        return count
+
+    assert visits(0.0) >= REGIME_EARLY + 80 // 8 - 1  # every eighth decision
+    assert visits(3600.0) == REGIME_EARLY  # the first decisions only: the interval has not passed since

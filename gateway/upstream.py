@@ -51,8 +51,9 @@ def create_session(settings: Settings) -> aiohttp.ClientSession:
                                      ttl_dns_cache=300, enable_cleanup_closed=True)
     timeout = aiohttp.ClientTimeout(total=settings.total_timeout_s, sock_connect=settings.connect_timeout_s)
     # auto_decompress: we ask for identity; an upstream that compresses anyway is decoded, not relayed undecodable.
+    # No cookie jar: the session is shared by every client, and a backend's Set-Cookie is the client's business.
     return aiohttp.ClientSession(connector=connector, timeout=timeout, auto_decompress=True,
-                                 skip_auto_headers=("User-Agent",))
+                                 skip_auto_headers=("User-Agent",), cookie_jar=aiohttp.DummyCookieJar())
 
 
 def request_id(given: str | None) -> str:

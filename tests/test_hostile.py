@@ -424,6 +424,28 @@ async def test_10_gzip_upstream_answer_reaches_the_client_decodable(gateway_fact
         assert r.status == 200 and orjson.loads(await r.read()) == payload
 
 
+async def test_10_an_upstream_cookie_never_reaches_another_clients_request(gateway_factory: Any,
+                                                                           upstreams: Any) -> None:
+    """The upstream session keeps no cookies: one client's `Set-Cookie` from a backend was stored by the shared
+    client session and sent with every later request to that backend, whoever made it."""
+    payload = {"id": "x", "choices": [{"message": {"content": "hi"}}], "usage": {"completion_tokens": 1}}
+    cookies: list[str | None] = []
+
+    async def sets_a_cookie(request: web.Request) -> web.Response:
+        cookies.append(request.headers.get("Cookie"))
+        response = web.json_response(payload)
+        response.set_cookie("session", f"client-{len(cookies)}")
+        return response
+
+    up = await upstreams(sets_a_cookie)
+    named = up.url.replace("127.0.0.1", "localhost")  # a jar keeps no cookies of a bare IP address, but of names
+    gw = await gateway_factory(baseline_urls=[named], speculative_urls=[named], policy="baseline")
+    for _ in range(2):
+        async with aiohttp.ClientSession() as s, s.post(gw.url + CHAT, json=BODY) as r:
+            assert r.status == 200
+    assert cookies == [None, None]
+
+
 # ------------------------------------------------------------------ 11. /v1/models shapes
 
 async def test_11_models_survives_a_backend_answering_an_array(gateway_factory: Any, upstreams: Any,

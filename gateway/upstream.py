@@ -80,7 +80,7 @@ def upstream_headers(client: CIMultiDictProxy[str], settings: Settings, client_a
     """Headers sent upstream: hop-by-hop dropped, the upstream key set, the client's key never forwarded
     when the gateway checks keys itself."""
     out: CIMultiDict[str] = CIMultiDict()
-    drop = _DROP_REQUEST | _connection_tokens(client)
+    drop = _dropped(client, _DROP_REQUEST)
     for name, value in client.items():
         if name.lower() not in drop:
             out.add(name, value)
@@ -95,17 +95,19 @@ def upstream_headers(client: CIMultiDictProxy[str], settings: Settings, client_a
 
 def response_headers(upstream: CIMultiDictProxy[str]) -> CIMultiDict[str]:
     out: CIMultiDict[str] = CIMultiDict()
-    drop = _DROP_RESPONSE | _connection_tokens(upstream)
+    drop = _dropped(upstream, _DROP_RESPONSE)
     for name, value in upstream.items():
         if name.lower() not in drop:
             out.add(name, value)
     return out
 
 
-def _connection_tokens(headers: CIMultiDictProxy[str]) -> frozenset[str]:
-    """Headers named in `Connection` are hop-by-hop too (RFC 9110 §7.6.1)."""
-    values = headers.getall("Connection", [])
-    return frozenset(t.strip().lower() for v in values for t in v.split(",") if t.strip())
+def _dropped(headers: CIMultiDictProxy[str], hop_by_hop: frozenset[str]) -> frozenset[str]:
+    """The hop-by-hop headers, and those named in `Connection` (RFC 9110 §7.6.1); most messages name none."""
+    values = headers.getall("Connection", ())
+    if not values:
+        return hop_by_hop
+    return hop_by_hop | {t.strip().lower() for v in values for t in v.split(",") if t.strip()}
 
 
 def map_client_error(exc: BaseException) -> UpstreamFailure:

@@ -38,7 +38,7 @@ from gateway.settings import Settings
 REGIME_EVERY = 8  # decisions of a group between two recomputations of its mix ratio ...
 REGIME_EARLY = 16  # ... after its first decisions, each of which recomputes it first (a switch is cheapest early)
 # ... and at most every `regime_min_interval_s`: the mix is a window of up to `regime_window_requests` requests,
-# and recomputing it on every eighth decision cost 5% of a request's CPU at 1,700 requests/s; at the rates where
+# and recomputing it on every eighth decision cost ~5% of a request's CPU at 1,700 requests/s; at the rates where
 # the regime matters (tens of requests a second) 8 decisions take longer than the interval anyway
 
 

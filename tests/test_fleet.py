@@ -166,7 +166,7 @@ def test_a_group_the_traffic_passes_by_stops_recomputing_its_regime() -> None:
 
 def test_a_flood_recomputes_the_mix_at_most_every_min_interval() -> None:
     """After its first decisions a group's mix is recomputed every 8 decisions, but no more often than
-    `regime_min_interval_s`: at 1,700 requests/s the recomputations cost 10% of a request's CPU."""
+    `regime_min_interval_s`: at 1,700 requests/s the recomputations cost ~5% of a request's CPU."""
     from gateway.router import REGIME_EARLY
 
     def visits(min_interval_s: float) -> int:

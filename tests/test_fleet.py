@@ -110,28 +110,37 @@ def _fleet_router(pairs: int) -> Router:
     return Router(s, BackendPool(s, Metrics()), Learner(s.learner_config()))
 
 
+JSON_VIEW = request_view("/v1/chat/completions", {"model": "m", "max_tokens": 64,
+                                                  "messages": [{"role": "user", "content": "Return JSON: {}"}]})
+
+
+def _count_mix_computations(router: Router) -> dict[str, int]:
+    """Count each group's mix-ratio computations from now on (group -> count, filled as they happen)."""
+    visits: dict[str, int] = {}
+    inner = router._mix_ratio_of
+
+    def counting(group: str, extra: Any) -> float | None:
+        visits[group] = visits.get(group, 0) + 1
+        return inner(group, extra)
+
+    router._mix_ratio_of = counting  # type: ignore[method-assign]
+    return visits
+
+
 def test_idle_groups_of_a_fleet_share_one_mix_computation_per_request() -> None:
     """Every request visits the groups still in their first decisions; a fleet whose traffic lands on one group
     kept the others there for good, and each request paid a mix computation per idle group (8 pairs at c = 1:
     +0.2 ms of CPU per request). They all see the same one-request mix: it is computed once."""
     router = _fleet_router(8)
-    computed = 0
-    inner = router._mix_ratio_of
-
-    def counting(group: str, extra: Any) -> float | None:
-        nonlocal computed
-        computed += 1
-        return inner(group, extra)
-
-    router._mix_ratio_of = counting  # type: ignore[method-assign]
-    view = request_view("/v1/chat/completions", {"model": "m", "max_tokens": 64,
-                                                 "messages": [{"role": "user", "content": "Return JSON: {}"}]})
+    visits = _count_mix_computations(router)
+    view = JSON_VIEW
     requests = 30
     for i in range(requests):
         router.route(view, f"r{i}")
     busy = [g for g, n in router.group_decisions.items() if n]
     assert len(busy) < 8  # the traffic left idle groups behind
-    assert computed <= 3 * requests  # the busy group's own, its regular recomputations, one shared for the idle
+    # the busy group's own, its regular recomputations, one shared for the idle
+    assert sum(visits.values()) <= 3 * requests
     single = _fleet_router(1)
     single.route(view, "r0")
     idle = [g for g, n in router.group_decisions.items() if not n]
@@ -147,18 +156,9 @@ def test_a_group_the_traffic_passes_by_stops_recomputing_its_regime() -> None:
     router = _fleet_router(8)
     for i, b in enumerate(router.pool.backends):
         b.inflight = 1 + i  # every group at its own load; pair-0 the least loaded
-    visits: dict[str, int] = {}
-    inner = router._mix_ratio_of
-
-    def counting(group: str, extra: Any) -> float | None:
-        visits[group] = visits.get(group, 0) + 1
-        return inner(group, extra)
-
-    router._mix_ratio_of = counting  # type: ignore[method-assign]
-    view = request_view("/v1/chat/completions", {"model": "m", "max_tokens": 64,
-                                                 "messages": [{"role": "user", "content": "Return JSON: {}"}]})
+    visits = _count_mix_computations(router)
     for i in range(4 * REGIME_EARLY):
-        router.route(view, f"r{i}")
+        router.route(JSON_VIEW, f"r{i}")
     idle = [g for g, n in router.group_decisions.items() if not n]
     assert idle
     assert all(visits.get(g, 0) <= REGIME_EARLY for g in idle), visits
@@ -173,20 +173,10 @@ def test_a_flood_recomputes_the_mix_at_most_every_min_interval() -> None:
         s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"],
                      regime_min_interval_s=min_interval_s)
         router = Router(s, BackendPool(s, Metrics()), Learner(s.learner_config()))
-        count = 0
-        inner = router._mix_ratio_of
-
-        def counting(group: str, extra: Any) -> float | None:
-            nonlocal count
-            count += 1
-            return inner(group, extra)
-
-        router._mix_ratio_of = counting  # type: ignore[method-assign]
-        view = request_view("/v1/chat/completions", {"model": "m", "max_tokens": 64,
-                                                     "messages": [{"role": "user", "content": "Return JSON: {}"}]})
+        visits = _count_mix_computations(router)
         for i in range(REGIME_EARLY + 80):
-            router.route(view, f"r{i}")
-        return count
+            router.route(JSON_VIEW, f"r{i}")
+        return sum(visits.values())
 
     assert visits(0.0) >= REGIME_EARLY + 80 // 8 - 1  # every eighth decision
     assert visits(3600.0) == REGIME_EARLY  # the first decisions only: the interval has not passed since

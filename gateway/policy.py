@@ -22,7 +22,7 @@ from operator import itemgetter
 from statistics import NormalDist
 from typing import Literal, NamedTuple
 
-from gateway.classify import Features
+from gateway.classify import SAMPLED_BUCKET, Features
 from gateway.costmodel import ROLES, CoRunner, Prediction, RequestShape, Role, StepModel, predict
 from gateway.domain import Reason
 
@@ -101,7 +101,7 @@ class PolicyInput:
     turn: int = 0  # round_robin's counter, supplied by the caller
     regime_pending: Mapping[str, Role] = field(default_factory=dict)  # shared group -> a switch waiting for a lull
     arrival_rates: Mapping[str, float] = field(default_factory=dict)  # shared group -> its recent requests per second
-    # shared groups whose mix would try speculation only on optimism about unmeasured temperature buckets: probe first
+    # shared groups whose mix would try speculation only on optimism about never-served sampled requests: probe first
     measure_first: frozenset[str] = frozenset()
 
 
@@ -305,8 +305,9 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
                   or est.speculative_observations < 1)
     rate, cap = ((cfg.explore_unmeasured_rate, cfg.explore_unmeasured_max_regret) if unmeasured
                  else (cfg.explore_rate, cfg.explore_max_regret))
-    # a group whose regime waits for this bucket's first measurement (`measure_first`) is probed at every chance
-    first_groups = inp.measure_first if est.bucket_speculative_observations == 0 else frozenset()
+    # a group whose regime waits for the sampled bucket's first measurement (`measure_first`) probes it at every chance
+    first_groups = inp.measure_first if est.bucket_speculative_observations == 0 and inp.bucket == SAMPLED_BUCKET \
+        else frozenset()
     if inp.draw >= rate and not first_groups:
         return None
     # a probe of a measured bucket waits until the whole GPU is quiet: on a busy one it slows everyone running

@@ -146,13 +146,13 @@ def _spread_arrivals(router: Router) -> None:
 def test_optimism_about_unmeasured_classes_fades_with_the_load_it_would_commit() -> None:
     """Seen on mixed-high (35 requests/s): nothing measured yet, the optimistic mix (1.18x) put the GPU in the
     speculative regime and 150 requests followed before the first answer came back (3.8 s against 0.98 s
-    all-baseline). On a quiet GPU the same optimism still tries speculation first: with a probe."""
+    all-baseline). On a quiet GPU the same optimism still tries speculation first."""
     quiet, _ = _router_on_a_pair()
     quiet.route(_json_request(), "r0")
-    assert _role(quiet) == "baseline" and not quiet.measure_first  # one request: the arrival rate is unknown
+    assert _role(quiet) == "baseline"  # one request: the arrival rate is unknown
     _spread_arrivals(quiet)  # about one request a minute
-    routed = quiet.route(_json_request(), "r1")
-    assert routed is not None and routed.decision.role == "speculative"
+    quiet.route(_json_request(), "r1")
+    assert _role(quiet) == "speculative" and not quiet.measure_first
     busy, pool = _router_on_a_pair()
     for b in pool.backends:
         b.inflight = 60 if b.role == "baseline" else 0
@@ -168,21 +168,26 @@ def _answer(router: Router, routed_class: str, bucket: str, tokens_per_step: flo
                                        load_self=1.0))
 
 
-def test_a_bet_on_a_never_served_bucket_is_probed_before_the_regime_takes_it() -> None:
+def _story_request() -> RequestView:
+    return request_view("/v1/chat/completions", {"model": "m", "temperature": 1.0, "max_tokens": 100,
+                                                 "messages": [{"role": "user", "content": "Write a short story."}]})
+
+
+def test_a_bet_on_never_served_sampled_requests_is_probed_before_the_regime_takes_it() -> None:
     """creative-heavy sent its requests 1-3, fresh-poisson-creative 8 of its first 9, to speculation: the regime
     switched on optimism about sampled text nobody had measured, and every request until the first answer
     followed. Now the request at hand is a probe, the regime waits, and the answer decides."""
     for tokens_per_step, role in ((3.5, "speculative"), (1.0, "baseline")):
         router, _ = _router_on_a_pair()
-        router.route(_json_request(), "r0")
+        router.route(_story_request(), "r0")
         _spread_arrivals(router)
-        routed = router.route(_json_request(), "r1")
+        routed = router.route(_story_request(), "r1")
         assert routed is not None and routed.decision.reason == "explore" and routed.decision.role == "speculative"
         assert _role(router) == "baseline" and "pair-0" in router.measure_first
         assert router.state()["pair-0"]["measure_first"] is True  # type: ignore[index]
         _answer(router, routed.task_class, routed.bucket, tokens_per_step)
         _spread_arrivals(router)
-        router.route(_json_request(), "r2")
+        router.route(_story_request(), "r2")
         assert _role(router) == role and not router.measure_first
 
 

@@ -33,6 +33,7 @@ class Loads:
     co_runners: tuple[tuple[Role, float], ...]
     warmup: bool
     prefill_during_decode: int = 0  # prompt tokens this process sent to the GPU between the first and last chunk
+    prefills_during_decode: int = 0  # ... and the prompts they came in
 
 
 class Accounting:
@@ -45,19 +46,21 @@ class Accounting:
 
     def mean_loads(self, backend: Backend, started: float, areas: tuple[float, tuple[float, ...]],
                    co_runners: tuple[tuple[Role, float], ...], warmup: bool,
-                   gpu_prompt_tokens_at_first: int | None = None) -> Loads:
+                   gpu_prompts_at_first: tuple[int, int] | None = None) -> Loads:
         """The mean loads of the request's server (itself included) and co-runners over its lifetime: a request
         that starts at load 2 and runs through a burst of 20 did not run at load 2."""
         now = time.monotonic()
         span = now - started
         self_area, co_areas = self.pool.group_areas(backend, now)
-        prefill = 0 if gpu_prompt_tokens_at_first is None else \
-            self.pool.gpu_prompt_tokens(backend) - gpu_prompt_tokens_at_first
+        prefill = prompts = 0
+        if gpu_prompts_at_first is not None:
+            tokens_now, prompts_now = self.pool.gpu_prompts(backend)
+            prefill, prompts = tokens_now - gpu_prompts_at_first[0], prompts_now - gpu_prompts_at_first[1]
         if span <= 1e-6:
-            return Loads(self.pool.load(backend, now), co_runners, warmup, prefill)
+            return Loads(self.pool.load(backend, now), co_runners, warmup, prefill, prompts)
         co = tuple((role, (end - start) / span) for (role, _), start, end in zip(co_runners, areas[1], co_areas,
                                                                                  strict=True))
-        return Loads((self_area - areas[0]) / span, co, warmup, prefill)
+        return Loads((self_area - areas[0]) / span, co, warmup, prefill, prompts)
 
     def record(self, ctx: Context, backend: Backend, outcome: Outcome, loads: Loads, e2e: float) -> None:
         if outcome.status == "failed":
@@ -86,7 +89,7 @@ class Accounting:
                 role=role, task_class=cls, bucket=ctx.routed.bucket, prompt_tokens=ctx.routed.features.prompt_tokens,
                 completion_tokens=tokens, steps=outcome.steps, ttft_s=outcome.ttft_s or e2e, e2e_s=e2e,
                 load_self=loads.load_self, co_runners=loads.co_runners, warmup=loads.warmup,
-                prefill_during_decode=loads.prefill_during_decode,
+                prefill_during_decode=loads.prefill_during_decode, prefills_during_decode=loads.prefills_during_decode,
                 max_tokens=ctx.routed.features.max_tokens if ctx.routed.features.max_tokens_given else None,
             ))
         self.access_log(ctx, backend, outcome, e2e, loads)

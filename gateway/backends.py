@@ -49,6 +49,7 @@ class Backend:
     completed_at_scrape: int = 0
     sent_since_up: int = 0  # requests sent since it was (re)admitted: the first are warm-up
     prompt_tokens_sent: int = 0  # estimated prompt tokens of the requests this process sent it, ever
+    prompts_sent: int = 0  # requests with a prompt this process sent it, ever
     load_area: float = 0.0  # ∫ load dt up to `area_t` (request·seconds): a request's mean load is Δarea / Δt
     area_t: float = 0.0
     area_load: float = 0.0  # the load since `area_t`
@@ -137,13 +138,14 @@ class BackendPool:
         """The other backends on `b`'s GPU, with their loads."""
         return tuple((o.role, self.load(o, now)) for o in self.co_members[b.name])
 
-    def gpu_prompt_tokens(self, b: Backend) -> int:
-        """Prompt tokens this process has sent to `b`'s GPU (`b` and its co-runners), ever: the difference over a
-        stream's decode is the prefill work that ran inside its steps."""
-        total = b.prompt_tokens_sent
+    def gpu_prompts(self, b: Backend) -> tuple[int, int]:
+        """Prompt tokens, and prompts, this process has sent to `b`'s GPU (`b` and its co-runners), ever: the
+        difference over a stream's decode is the prefill work that ran inside its steps."""
+        tokens, prompts = b.prompt_tokens_sent, b.prompts_sent
         for o in self.co_members[b.name]:
-            total += o.prompt_tokens_sent
-        return total
+            tokens += o.prompt_tokens_sent
+            prompts += o.prompts_sent
+        return tokens, prompts
 
     def shared_groups(self) -> list[str]:
         """GPU groups with a baseline and a speculative server (a pair time-sharing one GPU)."""
@@ -167,6 +169,8 @@ class BackendPool:
     def acquire(self, b: Backend, prompt_tokens: int = 0) -> None:
         b.inflight += 1
         b.prompt_tokens_sent += prompt_tokens
+        if prompt_tokens:
+            b.prompts_sent += 1
         b.dispatched += 1
         b.sent_since_up += 1
         self._accrue(b, time.monotonic())

@@ -94,6 +94,7 @@ class Observation:
     warmup: bool = False  # among its backend's first requests: timing not representative
     # prompt tokens sent to its GPU between its first and last chunk: their prefill chunks ran inside its steps
     prefill_during_decode: int = 0
+    prefills_during_decode: int = 0  # the prompts those tokens came in (0: not known)
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,11 +250,17 @@ class Learner:
         it is. A chunk inside a step costs its tokens' marginal time (the prefill line's slope), not the mean per
         token, which also holds each request's fixed costs: charged at the mean (3.5e-5 s a token against
         ~1.6e-5), the correction flattened the speculative server's growth to 0 (the emulator's: ~0.08 ms).
+        A chunk also rides on a step that reads the weights anyway: a step costs max(weights' read, the chunk's
+        compute), so each chunk adds only what its compute takes beyond one step at batch 1 (the baseline's, whose
+        step is that read plus little host time). Charged in full, the 600-token prompts of mixed-phases' busy phase
+        were taken out at ~16 ms each where the emulator's step grows ~10 ms, and the speculative step came out at
+        6.4 ms where it is ~7.4 (the mix read 1.1x for speculation where it is 0.97x).
         At most `PREFILL_SHARE_MAX` of the decode is taken out, whatever the estimate says."""
         decode = obs.e2e_s - obs.ttft_s
         if obs.prefill_during_decode <= 0:
             return decode
-        prefill = self._prefill_marginal_s(obs.role) * obs.prefill_during_decode
+        ridden = obs.prefills_during_decode * self._models["baseline"].base_s
+        prefill = max(self._prefill_marginal_s(obs.role) * obs.prefill_during_decode - ridden, 0.0)
         return decode - min(prefill, PREFILL_SHARE_MAX * decode)
 
     def _observe_output(self, key: tuple[str, str], obs: Observation) -> None:

@@ -242,7 +242,7 @@ class Proxy:
             # Metrics, learning and the access log run after the response is handed back, off its latency.
             e2e = time.perf_counter() - ctx.t0
             loads = self.accounting.mean_loads(backend, started, areas, co_runners, warmup,
-                                               outcome.gpu_prompt_tokens_at_first)
+                                               outcome.gpu_prompts_at_first)
             asyncio.get_running_loop().call_soon(self.accounting.record, ctx, backend, outcome, loads, e2e)
 
     def _answer(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, data: bytes,
@@ -261,7 +261,7 @@ class Proxy:
     async def _relay_stream(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
                             outcome: Outcome) -> web.StreamResponse:
         outcome.ttft_s = time.perf_counter() - ctx.t0
-        outcome.gpu_prompt_tokens_at_first = self.pool.gpu_prompt_tokens(backend)
+        outcome.gpu_prompts_at_first = self.pool.gpu_prompts(backend)
         headers = response_headers(resp.headers)
         headers.update(self._headers(ctx, backend))
         headers["Cache-Control"] = "no-cache"

@@ -32,7 +32,7 @@ class Outcome:
     ttft_s: float | None = None
     completion_tokens: int | None = None
     steps: int | None = None
-    gpu_prompt_tokens_at_first: int | None = None  # `BackendPool.gpu_prompt_tokens` when the first chunk came
+    gpu_prompts_at_first: tuple[int, int] | None = None  # `BackendPool.gpu_prompts` when the first chunk came
 
 
 class Relay:

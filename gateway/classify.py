@@ -21,7 +21,6 @@ from gateway.protocol import RequestView
 
 CLASSES: tuple[TaskClass, ...] = TASK_CLASSES
 TEMPERATURE_BUCKETS = ("greedy", "low", "high")
-SAMPLED_BUCKET = "high"  # temperature >= 0.7: a sample must match the draft, so acceptance is lowest here
 
 # Word cues match whole words: the lower-cased prompt with punctuation and whitespace turned into spaces,
 # padded, searched for " cue " (`in` and `str.translate` run at C speed, where a case-insensitive regex

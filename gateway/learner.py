@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gateway.classify import SAMPLED_BUCKET
 from gateway.costmodel import ROLES, CoRunner, Role, StepModel, step_s
 from gateway.stepfit import StepFit, tied_models
 
@@ -184,7 +183,7 @@ class Learner:
         pw = self.config.prior_weight
         prior = min(self.backend_tokens_per_step(), self.config.prior_tokens_per_step)
         sd0 = self.config.prior_tokens_per_step_sd
-        if bucket == SAMPLED_BUCKET:  # a sample must match the draft: acceptance falls with temperature
+        if bucket == "high":  # a sample must match the draft: acceptance falls with temperature
             scale = self.config.prior_sampled_scale
             prior, sd0 = 1.0 + (prior - 1.0) * scale, sd0 * scale
         level = self._bucket_tokens_per_step.get(bucket)

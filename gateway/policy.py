@@ -22,7 +22,7 @@ from operator import itemgetter
 from statistics import NormalDist
 from typing import Literal, NamedTuple
 
-from gateway.classify import SAMPLED_BUCKET, Features
+from gateway.classify import Features
 from gateway.costmodel import ROLES, CoRunner, Prediction, RequestShape, Role, StepModel, predict
 from gateway.domain import Reason
 
@@ -101,8 +101,6 @@ class PolicyInput:
     turn: int = 0  # round_robin's counter, supplied by the caller
     regime_pending: Mapping[str, Role] = field(default_factory=dict)  # shared group -> a switch waiting for a lull
     arrival_rates: Mapping[str, float] = field(default_factory=dict)  # shared group -> its recent requests per second
-    # shared groups whose mix would try speculation only on optimism about never-served sampled requests: probe first
-    measure_first: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,24 +297,21 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
     (and at a higher regret) while its temperature bucket has fewer than `explore_min_observations`
     speculative observations or its class none, one probe at a time; once measured, only when its GPU is quiet.
     A probe adds observations; it never changes a regime by itself."""
-    if pick[1].role != "baseline" or est.output_tokens > cfg.explore_max_output_tokens:
+    if pick[1].role != "baseline" or est.output_tokens > cfg.explore_max_output_tokens or inp.draw >= max(
+            cfg.explore_rate, cfg.explore_unmeasured_rate):
         return None
     unmeasured = (est.bucket_speculative_observations < cfg.explore_min_observations
                   or est.speculative_observations < 1)
     rate, cap = ((cfg.explore_unmeasured_rate, cfg.explore_unmeasured_max_regret) if unmeasured
                  else (cfg.explore_rate, cfg.explore_max_regret))
-    # a group whose regime waits for the sampled bucket's first measurement (`measure_first`) probes it at every chance
-    first_groups = inp.measure_first if est.bucket_speculative_observations == 0 and inp.bucket == SAMPLED_BUCKET \
-        else frozenset()
-    if inp.draw >= rate and not first_groups:
+    if inp.draw >= rate:
         return None
     # a probe of a measured bucket waits until the whole GPU is quiet: on a busy one it slows everyone running
     idle = [c for c in inp.candidates if c.role == "speculative" and c.load == 0
-            and (unmeasured or _idle_gpu(c)) and (inp.draw < rate or c.group in first_groups)]
+            and (unmeasured or _idle_gpu(c))]
     if not idle:
         return None
-    c = next((c for c in idle if c.group in first_groups), idle[0])
-    first = c.group in first_groups
+    c = idle[0]
     p = predict_on(c, est, inp.features.prompt_tokens, est.tokens_per_step)
     if c.shared and max(_gpu_load(c), inp.arrival_rates.get(c.group, 0.0) * p.e2e_s) > cfg.probe_max_load:
         return None  # a busy GPU is not speculated on anyway (the regime's load cap), and a probe slows all of it
@@ -328,8 +323,7 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
     # requests beside them: 3.6 s of one creative-heavy run went to one such probe and its co-runners). Once
     # measured, the rare quiet-GPU probes stay: they are what corrects an estimate gone wrong.
     hope = est.tokens_per_step + cfg.explore_hope_sd * est.tokens_per_step_sd
-    if unmeasured and not first \
-            and predict_on(c, est, inp.features.prompt_tokens, hope).cost(cfg.externality_weight) >= pick[0]:
+    if unmeasured and predict_on(c, est, inp.features.prompt_tokens, hope).cost(cfg.externality_weight) >= pick[0]:
         return None
     return cost, c, p
 

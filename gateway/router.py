@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gateway.backends import Backend, BackendPool
-from gateway.classify import SAMPLED_BUCKET, Features, classify, features, temperature_bucket
+from gateway.classify import Features, classify, features, temperature_bucket
 from gateway.costmodel import OTHER_ROLE, ROLES, Role
 from gateway.learner import Learner
 from gateway.metrics import Metrics
@@ -111,16 +111,12 @@ class Router:
         self.group_decisions: dict[str, int] = dict.fromkeys(self.regimes, 0)
         # groups still in their first decisions, in order, with the requests routed since their last decision
         self._early: dict[str, int] = dict.fromkeys(self.regimes, 0)
-        # per request: the mix ratio of a group with no history (with and without hope about unmeasured buckets)
-        self._fresh_mix: dict[tuple[_Recent | None, bool], float | None] = {}
+        self._fresh_mix: dict[_Recent, float | None] = {}  # per request: the mix ratio of a group with no history
         self.arrivals: dict[str, deque[float]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
         self._random = random.Random(settings.random_seed).random
         self._turn = 0
         self._regime_views: tuple[dict[str, Role], dict[str, float], dict[str, Role]] | None = None
-        # groups whose mix asks for speculation only on optimism about sampled requests, which the speculative server
-        # has never served: their sampled requests are probed first, and the regime waits for the answer
-        self.measure_first: set[str] = set()
         self._mixed_at: dict[str, float] = {}  # when each group's mix ratio was last recomputed (monotonic)
 
     def estimates(self, f: Features, task_class: str, bucket: str, request_id: str) -> Estimates:
@@ -172,8 +168,7 @@ class Router:
             regimes=regimes,
             regime_ratios=ratios,
             regime_pending=pending,
-            measure_first=frozenset(self.measure_first),
-            arrival_rates={g: self._policy_rate(g, times, now) for g, times in self.arrivals.items()},
+            arrival_rates={g: known_rate(times, now) for g, times in self.arrivals.items()},
             draw=self._random(),
             sample_draw=self._random(),
             turn=self._turn,
@@ -188,14 +183,6 @@ class Router:
             group_load = chosen.load + sum(load for _, load in chosen.co_runners)
             self._note(chosen.group, _recent(f, task_class, bucket, group_load))
         return Routed(decision, f, task_class, bucket)
-
-    def _policy_rate(self, group: str, times: Sequence[float], now: float) -> float:
-        """`known_rate`, except for a group waiting for its first probe (`measure_first`): its mix was judged at the
-        rate of the decisions so far, this one included, and its probe is sent at that rate too (the first probe is
-        cheapest while the GPU is still quiet; a flood's rate still keeps it out)."""
-        if group in self.measure_first and len(times) < RATE_MIN_ARRIVALS:
-            return _rate([*times, now], now) if times else math.inf
-        return known_rate(times, now)
 
     def _views(self) -> tuple[dict[str, Role], dict[str, float], dict[str, Role]]:
         """The regimes as the policy reads them, rebuilt only when one changes (a fleet has many groups)."""
@@ -238,7 +225,7 @@ class Router:
                                  and now - self._mixed_at.get(group, -math.inf) >= self.settings.regime_min_interval_s):
             self._mixed_at[group] = now
             mean_load = self._mean_load(group)
-            ratio = self._judged_ratio(group, extra, before, mean_load)
+            ratio = capped_ratio(self._mix_ratio(group, extra), mean_load, self.regime_config)
             after = leave_large_batch(next_regime(before, ratio, n, self.regime_config), mean_load, n,
                                       self.regime_config)
             after = follow_fleet(after, ratio, self._carried_by_others(group), n, self.settings.regime_follow_band)
@@ -254,27 +241,7 @@ class Router:
             if after.switches != before.switches:
                 m.child(m.regime_switches, group).inc()
 
-    def _judged_ratio(self, group: str, extra: _Recent | None, state: RegimeState, mean_load: float) -> float | None:
-        """The mix ratio the regime acts on. Optimism about a class not measured yet is what lets a baseline regime
-        try speculation (and it pays: structured, code and mixed traffic switch while the GPU is quiet). But sampled
-        text rarely matches a draft, and a bet on sampled requests nobody has measured commits every request that
-        arrives before the first answer: creative-heavy sent its requests 1-3 to speculation on the prior,
-        fresh-poisson-creative 8 of its first 9 (4% slower than all-baseline). So a switch that only optimism about
-        the never-served sampled bucket asks for is not taken: the group probes that bucket first (`measure_first`),
-        and the answer decides. (Held for every never-served bucket, mixed-medium never switched: its greedy
-        requests' first measurement left the mix at 0.99-1.03, inside the band, against 1.026 all-speculative.)"""
-        cfg = self.regime_config
-        ratio = capped_ratio(self._mix_ratio(group, extra), mean_load, cfg)
-        wants = state.role == "baseline" and ratio is not None and ratio > 1.0 + cfg.switch_margin
-        if wants:
-            measured = capped_ratio(self._mix_ratio(group, extra, sampled_hope=False), mean_load, cfg)
-            if measured is not None and measured <= 1.0 + cfg.switch_margin:
-                self.measure_first.add(group)
-                return measured
-        self.measure_first.discard(group)
-        return ratio
-
-    def _mix_samples(self, group: str, extra: _Recent | None = None, sampled_hope: bool = True) -> list[MixSample]:
+    def _mix_samples(self, group: str, extra: _Recent | None = None) -> list[MixSample]:
         lrn = self.learner
         z, calm = self.settings.regime_optimism, self.settings.regime_optimism_load
         now = time.monotonic()
@@ -293,10 +260,7 @@ class Router:
             key = r.key
             est = known.get(key)
             if est is None:
-                mean, sd = lrn.tokens_per_step_posterior(key[0], key[1])
-                if not sampled_hope and key[1] == SAMPLED_BUCKET and lrn.bucket_speculative_observations(key[1]) == 0:
-                    sd = 0.0  # judged at its prior mean until a probe measures the bucket
-                est = known[key] = (lrn.output_tokens(*key), mean, sd)
+                est = known[key] = (lrn.output_tokens(*key), *lrn.tokens_per_step_posterior(key[0], key[1]))
             output, mean, sd = est
             load = r.load
             # the requests a wrong choice commits: those running, or those arriving during one request
@@ -304,19 +268,18 @@ class Router:
             samples.append(MixSample(r.prompt_tokens, output, mean + z * sd * min(1.0, calm / committed), load))
         return samples
 
-    def _mix_ratio(self, group: str, extra: _Recent | None = None, sampled_hope: bool = True) -> float | None:
+    def _mix_ratio(self, group: str, extra: _Recent | None = None) -> float | None:
         fresh = extra is not None and not self.recent[group] and not self.arrivals[group]
-        key = (extra, sampled_hope)
-        if fresh and key in self._fresh_mix:  # a fleet's idle groups: the same one-request mix, computed once
-            return self._fresh_mix[key]
-        ratio = self._mix_ratio_of(group, extra, sampled_hope)
+        if fresh and extra in self._fresh_mix:  # a fleet's idle groups: the same one-request mix, computed once
+            return self._fresh_mix[extra]
+        ratio = self._mix_ratio_of(group, extra)
         if fresh and extra is not None:
-            self._fresh_mix[key] = ratio
+            self._fresh_mix[extra] = ratio
         return ratio
 
-    def _mix_ratio_of(self, group: str, extra: _Recent | None, sampled_hope: bool = True) -> float | None:
+    def _mix_ratio_of(self, group: str, extra: _Recent | None) -> float | None:
         lrn = self.learner
-        samples = self._mix_samples(group, extra, sampled_hope)
+        samples = self._mix_samples(group, extra)
         return mix_ratio(samples, {role: lrn.step_model(role) for role in ROLES},
                          {role: lrn.prefill_s_per_token(role) for role in ROLES},
                          self.regime_config.externality_weight)
@@ -360,8 +323,7 @@ class Router:
     def state(self) -> dict[str, object]:
         """Regimes of shared GPU groups, for `/admin/state`."""
         return {g: {"role": r.role, "mix_ratio": r.ratio, "since_decision": r.since, "switches": r.switches,
-                    "pending": r.pending, "measure_first": g in self.measure_first,
-                    "decisions": self.group_decisions[g], "mix": self._mix_summary(g)}
+                    "pending": r.pending, "decisions": self.group_decisions[g], "mix": self._mix_summary(g)}
                 for g, r in self.regimes.items()}
 
     def _mix_summary(self, group: str) -> dict[str, float] | None:

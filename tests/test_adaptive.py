@@ -60,7 +60,6 @@ async def test_adaptive_prefers_baseline_when_speculation_is_slow(
                           prior_step_s=0.003, prior_speculative_step_s=0.004)
     async with aiohttp.ClientSession() as s:
         routed = [await send(s, gw.url) for _ in range(48)]
-    # the regime may try speculation once a probe has measured its acceptance (the step time is learned from the
-    # requests that follow), and holds it at least SPECGATE_REGIME_MIN_DWELL_REQUESTS (16) decisions before the
-    # measurements send it back
+    # the regime may try speculation first (optimism while unmeasured), and holds it at least
+    # SPECGATE_REGIME_MIN_DWELL_REQUESTS (16) decisions before the measurements send it back
     assert routed[-20:].count("baseline") >= 17, routed

@@ -3,14 +3,12 @@ and the router that feeds them (no I/O: its pool is never started)."""
 
 from __future__ import annotations
 
-import time
-
 from hypothesis import given
 from hypothesis import strategies as st
 
 from gateway.backends import BackendPool
 from gateway.costmodel import Role, StepModel
-from gateway.learner import Learner, Observation
+from gateway.learner import Learner
 from gateway.metrics import Metrics
 from gateway.protocol import RequestView, request_view
 from gateway.regime import (
@@ -24,7 +22,7 @@ from gateway.regime import (
     next_regime,
     settle,
 )
-from gateway.router import RATE_MIN_ARRIVALS, Router
+from gateway.router import Router
 from gateway.settings import Settings
 
 MODELS: dict[Role, StepModel] = {"baseline": StepModel(0.005, 0.00004), "speculative": StepModel(0.0075, 0.00015)}
@@ -132,17 +130,6 @@ def _json_request() -> RequestView:
                                                  "messages": [{"role": "user", "content": "Return JSON: {}"}]})
 
 
-def _spread_arrivals(router: Router) -> None:
-    """The group's past decisions, moved a minute apart: about one request a minute. (Before `RATE_MIN_ARRIVALS`
-    the policy sends no probe, which may be into the first seconds of a flood, except the one a group's first bet
-    waits for: its mix was judged at the rate of the decisions so far.)"""
-    now = time.monotonic()
-    n = len(router.arrivals["pair-0"])
-    assert n < RATE_MIN_ARRIVALS
-    router.arrivals["pair-0"].clear()
-    router.arrivals["pair-0"].extend(now - 60.0 * (n - i) for i in range(n))
-
-
 def test_optimism_about_unmeasured_classes_fades_with_the_load_it_would_commit() -> None:
     """Seen on mixed-high (35 requests/s): nothing measured yet, the optimistic mix (1.18x) put the GPU in the
     speculative regime and 150 requests followed before the first answer came back (3.8 s against 0.98 s
@@ -150,45 +137,14 @@ def test_optimism_about_unmeasured_classes_fades_with_the_load_it_would_commit()
     quiet, _ = _router_on_a_pair()
     quiet.route(_json_request(), "r0")
     assert _role(quiet) == "baseline"  # one request: the arrival rate is unknown
-    _spread_arrivals(quiet)  # about one request a minute
+    quiet.arrivals["pair-0"][0] -= 60.0  # the first came a minute ago: about one request a minute
     quiet.route(_json_request(), "r1")
-    assert _role(quiet) == "speculative" and not quiet.measure_first
+    assert _role(quiet) == "speculative"
     busy, pool = _router_on_a_pair()
     for b in pool.backends:
         b.inflight = 60 if b.role == "baseline" else 0
     busy.route(_json_request(), "r0")
-    assert busy.regimes["pair-0"].role == "baseline" and not busy.measure_first
-
-
-def _answer(router: Router, routed_class: str, bucket: str, tokens_per_step: float) -> None:
-    """A speculative response of 120 tokens at `tokens_per_step`, as the accounting reports it."""
-    steps = round(120 / tokens_per_step)
-    router.learner.observe(Observation(role="speculative", task_class=routed_class, bucket=bucket, prompt_tokens=200,
-                                       completion_tokens=120, steps=steps, ttft_s=0.02, e2e_s=0.02 + steps * 0.0075,
-                                       load_self=1.0))
-
-
-def _story_request() -> RequestView:
-    return request_view("/v1/chat/completions", {"model": "m", "temperature": 1.0, "max_tokens": 100,
-                                                 "messages": [{"role": "user", "content": "Write a short story."}]})
-
-
-def test_a_bet_on_never_served_sampled_requests_is_probed_before_the_regime_takes_it() -> None:
-    """creative-heavy sent its requests 1-3, fresh-poisson-creative 8 of its first 9, to speculation: the regime
-    switched on optimism about sampled text nobody had measured, and every request until the first answer
-    followed. Now the request at hand is a probe, the regime waits, and the answer decides."""
-    for tokens_per_step, role in ((3.5, "speculative"), (1.0, "baseline")):
-        router, _ = _router_on_a_pair()
-        router.route(_story_request(), "r0")
-        _spread_arrivals(router)
-        routed = router.route(_story_request(), "r1")
-        assert routed is not None and routed.decision.reason == "explore" and routed.decision.role == "speculative"
-        assert _role(router) == "baseline" and "pair-0" in router.measure_first
-        assert router.state()["pair-0"]["measure_first"] is True  # type: ignore[index]
-        _answer(router, routed.task_class, routed.bucket, tokens_per_step)
-        _spread_arrivals(router)
-        router.route(_story_request(), "r2")
-        assert _role(router) == role and not router.measure_first
+    assert busy.regimes["pair-0"].role == "baseline"
 
 
 def test_requests_arriving_fast_fade_the_optimism_too() -> None:

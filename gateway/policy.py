@@ -101,6 +101,8 @@ class PolicyInput:
     turn: int = 0  # round_robin's counter, supplied by the caller
     regime_pending: Mapping[str, Role] = field(default_factory=dict)  # shared group -> a switch waiting for a lull
     arrival_rates: Mapping[str, float] = field(default_factory=dict)  # shared group -> its recent requests per second
+    # shared group in a baseline regime -> the (class, bucket)s whose first measurement could move it (no entry: all)
+    probe_worthy: Mapping[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,6 +314,9 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
     if not idle:
         return None
     c = idle[0]
+    worthy = inp.probe_worthy.get(c.group)
+    if unmeasured and worthy is not None and (inp.task_class, inp.bucket) not in worthy:
+        return None  # too rare in the group's mix for its answer to move the regime, and it slows its neighbours
     p = predict_on(c, est, inp.features.prompt_tokens, est.tokens_per_step)
     if c.shared and max(_gpu_load(c), inp.arrival_rates.get(c.group, 0.0) * p.e2e_s) > cfg.probe_max_load:
         return None  # a busy GPU is not speculated on anyway (the regime's load cap), and a probe slows all of it

@@ -21,9 +21,9 @@ mean load if that is more), and is taken anyway after `max_defer` decisions.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from gateway.costmodel import Role, StepModel
 
@@ -92,6 +92,34 @@ def mix_costs(samples: Sequence[MixSample], models: Mapping[Role, StepModel], pr
 
     return {"baseline": total("baseline", base_steps, base_steps_load),
             "speculative": total("speculative", spec_steps, spec_steps_load)}
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+def worth_probing(samples: Sequence[MixSample], keys: Sequence[K], hopes: Mapping[K, float],
+                  models: Mapping[Role, StepModel], prefill: Mapping[Role, float], externality_weight: float,
+                  threshold: float) -> frozenset[K]:
+    """The keys (classes) whose requests, at the acceptance `hopes[key]` instead of their estimate, would take the
+    mix ratio past `threshold`: where a probe's answer could move the regime. A class too rare in the mix to do
+    that gains nothing from a probe, and on a shared GPU a probe slows the requests that arrive while it runs
+    (creative-heavy: each probe of a structured class cost ~1 s over its neighbours, 1-2% of the run, with the
+    mix at 0.8x). `samples[i]` is of class `keys[i]`."""
+    if not samples:
+        return frozenset()
+    totals = mix_costs(samples, models, prefill, externality_weight)
+    spec = models["speculative"]
+    step, growth = spec.base_s + spec.per_request_s, spec.per_request_s * (1.0 + externality_weight)
+    gain: dict[K, float] = {}  # per key: Σ speculative cost at its estimate − at its hope
+    for s, key in zip(samples, keys, strict=True):
+        hope = hopes.get(key)
+        if hope is None or hope <= s.tokens_per_step:
+            continue
+        rest = s.output_tokens - 1.0 if s.output_tokens > 1.0 else 0.0
+        saved_steps = rest / max(s.tokens_per_step, 1.0) - rest / hope
+        gain[key] = gain.get(key, 0.0) + saved_steps * (step + growth * s.load)
+    base = totals["baseline"]
+    return frozenset(k for k, g in gain.items() if base / max(totals["speculative"] - g, 1e-12) > threshold)
 
 
 def capped_ratio(ratio: float | None, mean_load: float, cfg: RegimeConfig) -> float | None:

@@ -32,8 +32,11 @@ from gateway.regime import (
     mix_ratio,
     next_regime,
     settle,
+    worth_probing,
 )
 from gateway.settings import Settings
+
+MixKey = tuple[str, str, int, bool]  # (class, temperature bucket, max_tokens, whether the client set it)
 
 REGIME_EVERY = 8  # decisions of a group between two recomputations of its mix ratio ...
 REGIME_EARLY = 16  # ... after its first decisions, each of which recomputes it first (a switch is cheapest early)
@@ -59,7 +62,7 @@ class Routed:
 class _Recent(NamedTuple):
     """A recent request of a shared group, kept to recompute the group's mix with current estimates."""
 
-    key: tuple[str, str, int, bool]  # (class, temperature bucket, max_tokens, whether the client set it)
+    key: MixKey
     prompt_tokens: int
     single: bool  # n == 1: one completion (the mix leaves the others out)
     load: float
@@ -118,6 +121,8 @@ class Router:
         self._turn = 0
         self._regime_views: tuple[dict[str, Role], dict[str, float], dict[str, Role]] | None = None
         self._mixed_at: dict[str, float] = {}  # when each group's mix ratio was last recomputed (monotonic)
+        # per shared group in a baseline regime: the classes whose measurement could move it (`worth_probing`)
+        self.probe_worthy: dict[str, frozenset[tuple[str, str]]] = {}
 
     def estimates(self, f: Features, task_class: str, bucket: str, request_id: str) -> Estimates:
         lrn = self.learner
@@ -168,6 +173,7 @@ class Router:
             regimes=regimes,
             regime_ratios=ratios,
             regime_pending=pending,
+            probe_worthy=self.probe_worthy,
             arrival_rates={g: known_rate(times, now) for g, times in self.arrivals.items()},
             draw=self._random(),
             sample_draw=self._random(),
@@ -242,6 +248,12 @@ class Router:
                 m.child(m.regime_switches, group).inc()
 
     def _mix_samples(self, group: str, extra: _Recent | None = None) -> list[MixSample]:
+        return self._mix_window(group, extra)[0]
+
+    def _mix_window(self, group: str, extra: _Recent | None = None) -> tuple[list[MixSample], list[MixKey],
+                                                                             dict[MixKey, tuple[float, float, float]]]:
+        """The group's recent single-completion requests as the mix sees them, each one's key, and per key the
+        learner's (output tokens, tokens per step mean, its sd)."""
         lrn = self.learner
         z, calm = self.settings.regime_optimism, self.settings.regime_optimism_load
         now = time.monotonic()
@@ -251,9 +263,9 @@ class Router:
         step = lrn.step_model("baseline")
         base_s, per_request_s = step.base_s, step.per_request_s
         recent = [*self.recent[group], extra] if extra is not None else self.recent[group]
-        samples = []
+        samples, keys = [], []
         # the window repeats a few (class, bucket, max_tokens) combinations: ask the learner once for each
-        known: dict[tuple[str, str, int, bool], tuple[float, float, float]] = {}  # output, tokens/step mean, sd
+        known: dict[MixKey, tuple[float, float, float]] = {}  # output, tokens/step mean, sd
         for r in recent:
             if not r.single:
                 continue
@@ -266,7 +278,8 @@ class Router:
             # the requests a wrong choice commits: those running, or those arriving during one request
             committed = max(load, rate * output * (base_s + per_request_s * max(load, 1.0)), 1.0)
             samples.append(MixSample(r.prompt_tokens, output, mean + z * sd * min(1.0, calm / committed), load))
-        return samples
+            keys.append(key)
+        return samples, keys, known
 
     def _mix_ratio(self, group: str, extra: _Recent | None = None) -> float | None:
         fresh = extra is not None and not self.recent[group] and not self.arrivals[group]
@@ -279,10 +292,19 @@ class Router:
 
     def _mix_ratio_of(self, group: str, extra: _Recent | None) -> float | None:
         lrn = self.learner
-        samples = self._mix_samples(group, extra)
-        return mix_ratio(samples, {role: lrn.step_model(role) for role in ROLES},
-                         {role: lrn.prefill_s_per_token(role) for role in ROLES},
-                         self.regime_config.externality_weight)
+        samples, keys, known = self._mix_window(group, extra)
+        models = {role: lrn.step_model(role) for role in ROLES}
+        prefill = {role: lrn.prefill_s_per_token(role) for role in ROLES}
+        w = self.regime_config.externality_weight
+        if self.regimes[group].role == "baseline" and self._mean_load(group) <= self.regime_config.speculation_max_load:
+            hope_sd = self.adaptive.explore_hope_sd
+            self.probe_worthy[group] = worth_probing(
+                samples, [(k[0], k[1]) for k in keys], {(k[0], k[1]): mean + hope_sd * sd for k, (_, mean, sd)
+                                                        in known.items()},
+                models, prefill, w, 1.0 + self.regime_config.switch_margin)
+        else:  # nothing to gate: no probes go to a speculative regime's GPU, and a large batch gets none anyway
+            self.probe_worthy.pop(group, None)
+        return mix_ratio(samples, models, prefill, w)
 
     def _mean_load(self, group: str) -> float:
         loads = [r.load for r in self.recent[group]]
@@ -323,8 +345,14 @@ class Router:
     def state(self) -> dict[str, object]:
         """Regimes of shared GPU groups, for `/admin/state`."""
         return {g: {"role": r.role, "mix_ratio": r.ratio, "since_decision": r.since, "switches": r.switches,
-                    "pending": r.pending, "decisions": self.group_decisions[g], "mix": self._mix_summary(g)}
+                    "pending": r.pending, "probe_worthy": self._probe_worthy_text(g),
+                    "decisions": self.group_decisions[g], "mix": self._mix_summary(g)}
                 for g, r in self.regimes.items()}
+
+    def _probe_worthy_text(self, group: str) -> list[str] | None:
+        """The classes a probe may measure in a baseline regime (None: no gate, every class may be probed)."""
+        worthy = self.probe_worthy.get(group)
+        return None if worthy is None else sorted(f"{c}/{b}" for c, b in worthy)
 
     def _mix_summary(self, group: str) -> dict[str, float] | None:
         """What the group's mix ratio is computed from: the recent requests' mean prompt, expected output, tokens

@@ -207,6 +207,20 @@ def test_no_first_probe_that_could_not_change_a_decision() -> None:
     assert bold is not None and bold.reason == "explore"
 
 
+def test_no_first_probe_of_a_class_too_rare_to_move_the_regime() -> None:
+    """Seen on creative-heavy (mix 0.8x): each probe of a structured or long-context request cost ~1 s over its
+    neighbours (the requests arriving while it ran time-shared the GPU with it), 1-2% of the run, and no answer
+    could have moved the regime. The router lists the classes whose hoped-for acceptance could (`worth_probing`)."""
+    f = extract(request_view(CHAT, chat("Return JSON", temperature=0, max_tokens=64)), CFG)
+    cfg = dataclasses.replace(ADAPTIVE, explore_unmeasured_rate=0.25, explore_unmeasured_max_regret=3.0)
+    quiet = _inp(f, "structured", tps=1.2, output=64, shared=True, draw=0.1, sd=UNSEEN_SD)
+    for worthy, probed in ((None, True), (frozenset({("structured", "greedy")}), True),
+                           (frozenset({("creative", "high")}), False)):
+        inp = quiet if worthy is None else dataclasses.replace(quiet, probe_worthy={"gpu0": worthy})
+        d = decide("adaptive", inp, RULES, cfg)
+        assert d is not None and (d.reason == "explore") == probed, worthy
+
+
 def test_a_light_gpu_lets_a_request_leave_the_regime_only_for_a_clear_gain() -> None:
     """Seen on an H200 at 1.5 requests/s (dummy weights: greedy output drafts at 3 tokens per step, sampled output
     at 1): the regime held every request on the n-gram server, sampled ones 1.7x slower there. On a GPU running

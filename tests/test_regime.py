@@ -21,6 +21,7 @@ from gateway.regime import (
     mix_ratio,
     next_regime,
     settle,
+    worth_probing,
 )
 from gateway.router import Router
 from gateway.settings import Settings
@@ -44,6 +45,19 @@ def test_mix_ratio_says_speculation_pays_for_predictable_light_traffic_only() ->
     assert (mix_ratio(heavy, MODELS, PREFILL, 1.0) or 2) < 1 / 1.05
     assert (mix_ratio(creative, MODELS, PREFILL, 1.0) or 2) < 1.0
     assert mix_ratio([], MODELS, PREFILL, 1.0) is None
+
+
+def test_a_probe_is_worth_it_only_for_a_class_whose_acceptance_could_move_the_mix() -> None:
+    """A class that is most of the mix can move it; one request in 32 cannot, however good its acceptance."""
+    creative = [MixSample(200, 128, 1.05, 1) for _ in range(31)]
+    keys = ["creative"] * 31
+    rare = [*creative, MixSample(200, 128, 1.2, 1)]
+    assert worth_probing(rare, [*keys, "sql"], {"sql": 4.0, "creative": 1.1}, MODELS, PREFILL, 1.0, 1.05) == set()
+    assert worth_probing(rare, [*keys, "sql"], {"sql": 4.0, "creative": 4.0}, MODELS, PREFILL, 1.0,
+                         1.05) == {"creative"}
+    half = [MixSample(200, 128, 1.2, 1) for _ in range(32)]
+    assert worth_probing(half, ["sql"] * 16 + ["chat"] * 16, {"sql": 4.0}, MODELS, PREFILL, 1.0, 1.05) == {"sql"}
+    assert worth_probing([], [], {}, MODELS, PREFILL, 1.0, 1.05) == set()
 
 
 def test_switches_only_outside_the_band_and_after_the_dwell() -> None:

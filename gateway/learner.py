@@ -252,8 +252,8 @@ class Learner:
         A chunk also rides on a step that reads the weights anyway: a step costs max(weights' read, the chunk's
         compute), so each chunk adds only what its compute takes beyond one step at batch 1 (the baseline's, whose
         step is that read plus little host time). Charged in full, the 600-token prompts of mixed-phases' busy phase
-        were taken out at ~16 ms each where the emulator's step grows ~10 ms, and the speculative step came out at
-        6.4 ms where it is ~7.4 (the mix read 1.1x for speculation where it is 0.97x).
+        were taken out at ~16 ms each where the emulator's step grows ~10 ms: the fitted growth came out at 0.026 ms
+        a request against the emulator's 0.081 (now 0.055-0.082; the step there is still ~8% under, an open bias).
         At most `PREFILL_SHARE_MAX` of the decode is taken out, whatever the estimate says."""
         decode = obs.e2e_s - obs.ttft_s
         if obs.prefill_during_decode <= 0:

@@ -64,7 +64,11 @@ def mix_ratio(samples: Sequence[MixSample], models: Mapping[Role, StepModel], pr
     """Σ cost with the baseline alone / Σ cost with the speculative server alone (> 1: speculation pays)."""
     if not samples:
         return None
-    totals = mix_costs(samples, models, prefill, externality_weight)
+    return ratio_of(mix_costs(samples, models, prefill, externality_weight))
+
+
+def ratio_of(totals: Mapping[Role, float]) -> float:
+    """The mix ratio of `mix_costs`' totals."""
     return totals["baseline"] / max(totals["speculative"], 1e-12)
 
 
@@ -98,16 +102,15 @@ K = TypeVar("K", bound=Hashable)
 
 
 def worth_probing(samples: Sequence[MixSample], keys: Sequence[K], hopes: Mapping[K, float],
-                  models: Mapping[Role, StepModel], prefill: Mapping[Role, float], externality_weight: float,
+                  models: Mapping[Role, StepModel], totals: Mapping[Role, float], externality_weight: float,
                   threshold: float) -> frozenset[K]:
     """The keys (classes) whose requests, at the acceptance `hopes[key]` instead of their estimate, would take the
     mix ratio past `threshold`: where a probe's answer could move the regime. A class too rare in the mix to do
     that gains nothing from a probe, and on a shared GPU a probe slows the requests that arrive while it runs
     (creative-heavy: each probe of a structured class cost ~1 s over its neighbours, 1-2% of the run, with the
-    mix at 0.8x). `samples[i]` is of class `keys[i]`."""
+    mix at 0.8x). `samples[i]` is of class `keys[i]`; `totals` is `mix_costs` of the samples."""
     if not samples:
         return frozenset()
-    totals = mix_costs(samples, models, prefill, externality_weight)
     spec = models["speculative"]
     step, growth = spec.base_s + spec.per_request_s, spec.per_request_s * (1.0 + externality_weight)
     gain: dict[K, float] = {}  # per key: Σ speculative cost at its estimate − at its hope

@@ -29,8 +29,8 @@ from gateway.regime import (
     leave_large_batch,
     lull,
     mix_costs,
-    mix_ratio,
     next_regime,
+    ratio_of,
     settle,
     worth_probing,
 )
@@ -231,7 +231,7 @@ class Router:
                                  and now - self._mixed_at.get(group, -math.inf) >= self.settings.regime_min_interval_s):
             self._mixed_at[group] = now
             mean_load = self._mean_load(group)
-            ratio = capped_ratio(self._mix_ratio(group, extra), mean_load, self.regime_config)
+            ratio = capped_ratio(self._mix_ratio(group, extra, mean_load), mean_load, self.regime_config)
             after = leave_large_batch(next_regime(before, ratio, n, self.regime_config), mean_load, n,
                                       self.regime_config)
             after = follow_fleet(after, ratio, self._carried_by_others(group), n, self.settings.regime_follow_band)
@@ -281,30 +281,31 @@ class Router:
             keys.append(key)
         return samples, keys, known
 
-    def _mix_ratio(self, group: str, extra: _Recent | None = None) -> float | None:
+    def _mix_ratio(self, group: str, extra: _Recent | None, mean_load: float) -> float | None:
         fresh = extra is not None and not self.recent[group] and not self.arrivals[group]
         if fresh and extra in self._fresh_mix:  # a fleet's idle groups: the same one-request mix, computed once
             return self._fresh_mix[extra]
-        ratio = self._mix_ratio_of(group, extra)
+        ratio = self._mix_ratio_of(group, extra, mean_load)
         if fresh and extra is not None:
             self._fresh_mix[extra] = ratio
         return ratio
 
-    def _mix_ratio_of(self, group: str, extra: _Recent | None) -> float | None:
+    def _mix_ratio_of(self, group: str, extra: _Recent | None, mean_load: float) -> float | None:
+        """The group's mix ratio; for a baseline regime, also the classes worth probing (`probe_worthy`)."""
         lrn = self.learner
         samples, keys, known = self._mix_window(group, extra)
         models = {role: lrn.step_model(role) for role in ROLES}
-        prefill = {role: lrn.prefill_s_per_token(role) for role in ROLES}
         w = self.regime_config.externality_weight
-        if self.regimes[group].role == "baseline" and self._mean_load(group) <= self.regime_config.speculation_max_load:
+        totals = mix_costs(samples, models, {role: lrn.prefill_s_per_token(role) for role in ROLES}, w)
+        if self.regimes[group].role == "baseline" and mean_load <= self.regime_config.speculation_max_load:
             hope_sd = self.adaptive.explore_hope_sd
             self.probe_worthy[group] = worth_probing(
                 samples, [(k[0], k[1]) for k in keys], {(k[0], k[1]): mean + hope_sd * sd for k, (_, mean, sd)
                                                         in known.items()},
-                models, prefill, w, 1.0 + self.regime_config.switch_margin)
+                models, totals, w, 1.0 + self.regime_config.switch_margin)
         else:  # nothing to gate: no probes go to a speculative regime's GPU, and a large batch gets none anyway
             self.probe_worthy.pop(group, None)
-        return mix_ratio(samples, models, prefill, w)
+        return ratio_of(totals) if samples else None
 
     def _mean_load(self, group: str) -> float:
         loads = [r.load for r in self.recent[group]]

@@ -119,9 +119,9 @@ def _count_mix_computations(router: Router) -> dict[str, int]:
     visits: dict[str, int] = {}
     inner = router._mix_ratio_of
 
-    def counting(group: str, extra: Any) -> float | None:
+    def counting(group: str, extra: Any, mean_load: float) -> float | None:
         visits[group] = visits.get(group, 0) + 1
-        return inner(group, extra)
+        return inner(group, extra, mean_load)
 
     router._mix_ratio_of = counting  # type: ignore[method-assign]
     return visits

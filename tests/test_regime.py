@@ -18,6 +18,7 @@ from gateway.regime import (
     capped_ratio,
     leave_large_batch,
     lull,
+    mix_costs,
     mix_ratio,
     next_regime,
     settle,
@@ -52,12 +53,14 @@ def test_a_probe_is_worth_it_only_for_a_class_whose_acceptance_could_move_the_mi
     creative = [MixSample(200, 128, 1.05, 1) for _ in range(31)]
     keys = ["creative"] * 31
     rare = [*creative, MixSample(200, 128, 1.2, 1)]
-    assert worth_probing(rare, [*keys, "sql"], {"sql": 4.0, "creative": 1.1}, MODELS, PREFILL, 1.0, 1.05) == set()
-    assert worth_probing(rare, [*keys, "sql"], {"sql": 4.0, "creative": 4.0}, MODELS, PREFILL, 1.0,
+    totals = mix_costs(rare, MODELS, PREFILL, 1.0)
+    assert worth_probing(rare, [*keys, "sql"], {"sql": 4.0, "creative": 1.1}, MODELS, totals, 1.0, 1.05) == set()
+    assert worth_probing(rare, [*keys, "sql"], {"sql": 4.0, "creative": 4.0}, MODELS, totals, 1.0,
                          1.05) == {"creative"}
     half = [MixSample(200, 128, 1.2, 1) for _ in range(32)]
-    assert worth_probing(half, ["sql"] * 16 + ["chat"] * 16, {"sql": 4.0}, MODELS, PREFILL, 1.0, 1.05) == {"sql"}
-    assert worth_probing([], [], {}, MODELS, PREFILL, 1.0, 1.05) == set()
+    half_totals = mix_costs(half, MODELS, PREFILL, 1.0)
+    assert worth_probing(half, ["sql"] * 16 + ["chat"] * 16, {"sql": 4.0}, MODELS, half_totals, 1.0, 1.05) == {"sql"}
+    assert worth_probing([], [], {}, MODELS, {"baseline": 0.0, "speculative": 0.0}, 1.0, 1.05) == set()
 
 
 def test_switches_only_outside_the_band_and_after_the_dwell() -> None:

@@ -20,7 +20,7 @@ from gateway.proxy import Proxy
 from gateway.router import Router
 from gateway.settings import Settings, redact_url
 from gateway.state import AppState
-from gateway.upstream import create_session, url_credentials
+from gateway.upstream import create_client, create_session, url_credentials
 from gateway.vllm_metrics import SpecDelta
 
 log = logging.getLogger("specgate")
@@ -62,6 +62,7 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
     state = app[AppState.key]
     session = create_session(state.settings)
     state.proxy.session = session
+    client = state.proxy.client = create_client(state.settings)
     settings = state.settings
     await persist.restore(session, settings, state.learner, state.router)
     tasks = [
@@ -84,6 +85,7 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
         except OSError as exc:
             log_event(log, logging.WARNING, "state_not_saved", why=type(exc).__name__)
     await session.close()
+    await client.close()
     state.proxy.intake.close()
 
 

@@ -18,6 +18,7 @@ from yarl import URL
 
 from gateway import persist
 from gateway.backends import BackendPool
+from gateway.h1client import ResponseTooLarge
 from gateway.logevents import event_line
 from gateway.protocol import (
     CHAT,
@@ -35,7 +36,7 @@ from gateway.protocol import (
 from gateway.proxy import Proxy, gateway_error_response
 from gateway.settings import redact_url
 from gateway.state import AppState
-from gateway.upstream import ResponseTooLarge, read_capped, request_id, response_headers, upstream_headers
+from gateway.upstream import read_capped, request_id, response_headers, upstream_headers
 
 log = logging.getLogger("specgate.http")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]

@@ -24,6 +24,7 @@ from multidict import CIMultiDictProxy
 from gateway.accounting import Accounting
 from gateway.backends import Backend, BackendPool
 from gateway.costmodel import OTHER_ROLE, Role
+from gateway.h1client import ResponseTooLarge, UpstreamClient, UpstreamError, UpstreamResponse
 from gateway.intake import Intake
 from gateway.learner import Learner
 from gateway.logevents import event_line, log_event
@@ -42,10 +43,8 @@ from gateway.settings import Settings
 from gateway.streaming import COMPLETION_TOKENS, SseTap
 from gateway.upstream import (
     RETRY_STATUSES,
-    ResponseTooLarge,
     UpstreamFailure,
     map_client_error,
-    read_capped,
     request_id,
     response_headers,
     upstream_headers,
@@ -81,7 +80,8 @@ class Proxy:
         self.learner = learner
         self.metrics = metrics
         self.client_auth_on = client_auth_on
-        self.session: aiohttp.ClientSession | None = None
+        self.session: aiohttp.ClientSession | None = None  # health, scrapes, pass-throughs
+        self.client: UpstreamClient | None = None  # completions
         self.intake = Intake(settings)
         self.accounting = Accounting(settings, pool, learner, metrics)
         self.stopping = False  # set when the drain is over: streams cancelled from then on say why
@@ -196,13 +196,13 @@ class Proxy:
         return headers
 
     async def _attempt(self, ctx: Context, backend: Backend) -> web.StreamResponse:
-        assert self.session is not None
+        assert self.client is not None
         started = time.monotonic()
         co_runners, warmup = self.pool.co_runners(backend, started), self.pool.warming_up(backend)
         self.pool.acquire(backend, ctx.routed.features.prompt_tokens)
         areas = self.pool.group_areas(backend, started)
         outcome = Outcome(status="aborted")
-        resp: aiohttp.ClientResponse | None = None
+        resp: UpstreamResponse | None = None
         try:
             if not ctx.overhead_recorded:
                 ctx.overhead_recorded = True
@@ -212,9 +212,8 @@ class Proxy:
                     sent = ctx.headers
                     if backend.auth is not None and "Authorization" not in sent:  # credentials from its URL
                         sent = {**sent, "Authorization": backend.auth}
-                    resp = await self.session.post(backend.url + ctx.endpoint, data=ctx.payload, headers=sent,
-                                                   allow_redirects=False)
-                except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                    resp = await self.client.post(backend.url, ctx.endpoint, ctx.payload, sent)
+                except (UpstreamError, OSError, TimeoutError) as exc:
                     raise map_client_error(exc) from None
                 if resp.status in RETRY_STATUSES:
                     body = await _read_or_fail(resp, self.settings.max_response_bytes)
@@ -245,7 +244,7 @@ class Proxy:
                                                outcome.gpu_prompts_at_first)
             asyncio.get_running_loop().call_soon(self.accounting.record, ctx, backend, outcome, loads, e2e)
 
-    def _answer(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, data: bytes,
+    def _answer(self, ctx: Context, backend: Backend, resp: UpstreamResponse, data: bytes,
                 outcome: Outcome) -> web.Response:
         """A whole (non-streamed) answer, passed through with our headers."""
         self.pool.record_success(backend)
@@ -258,7 +257,7 @@ class Proxy:
         headers.update(self._headers(ctx, backend))
         return web.Response(status=resp.status, body=data, headers=headers)
 
-    async def _relay_stream(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
+    async def _relay_stream(self, ctx: Context, backend: Backend, resp: UpstreamResponse, first: bytes,
                             outcome: Outcome) -> web.StreamResponse:
         outcome.ttft_s = time.perf_counter() - ctx.t0
         outcome.gpu_prompts_at_first = self.pool.gpu_prompts(backend)
@@ -345,17 +344,17 @@ class _StatusFailure(UpstreamFailure):
         self.headers = headers
 
 
-async def _read_or_fail(resp: aiohttp.ClientResponse, limit: int) -> bytes:
+async def _read_or_fail(resp: UpstreamResponse, limit: int) -> bytes:
     try:
-        return await read_capped(resp, limit)
-    except (aiohttp.ClientError, OSError) as exc:
+        return await resp.read(limit)
+    except (UpstreamError, OSError) as exc:
         raise map_client_error(exc) from None
 
 
-async def _readany_or_fail(resp: aiohttp.ClientResponse) -> bytes:
+async def _readany_or_fail(resp: UpstreamResponse) -> bytes:
     try:
-        return await resp.content.readany()
-    except (aiohttp.ClientError, OSError) as exc:
+        return await resp.readany()
+    except (UpstreamError, OSError) as exc:
         raise map_client_error(exc) from None
 
 

@@ -1,6 +1,7 @@
-"""The one upstream `ClientSession`, header filtering and the translation of aiohttp errors.
+"""The upstream clients (aiohttp's session for health, scrapes and pass-throughs; `h1client` for completions),
+header filtering and the translation of client errors.
 
-aiohttp exceptions never leave this module's callers: they are mapped to an `UpstreamFailure` with a
+Client exceptions never leave this module's callers: they are mapped to an `UpstreamFailure` with a
 short reason (`connect`, `timeout`, `status_5xx`, `protocol`), which the proxy fails over on.
 """
 
@@ -15,6 +16,13 @@ import aiohttp
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
+from gateway.h1client import (
+    ResponseTooLarge,
+    UpstreamClient,
+    UpstreamConnectError,
+    UpstreamDisconnected,
+    UpstreamProtocolError,
+)
 from gateway.settings import Settings
 
 HOP_BY_HOP = frozenset({
@@ -42,10 +50,6 @@ class UpstreamFailure(Exception):
         self.suspect = suspect
 
 
-class ResponseTooLarge(Exception):
-    """An upstream answer over `max_response_bytes`."""
-
-
 def create_session(settings: Settings) -> aiohttp.ClientSession:
     connector = aiohttp.TCPConnector(limit=0, limit_per_host=settings.max_connections_per_backend,
                                      ttl_dns_cache=300, enable_cleanup_closed=True)
@@ -54,6 +58,12 @@ def create_session(settings: Settings) -> aiohttp.ClientSession:
     # No cookie jar: the session is shared by every client, and a backend's Set-Cookie is the client's business.
     return aiohttp.ClientSession(connector=connector, timeout=timeout, auto_decompress=True,
                                  skip_auto_headers=("User-Agent",), cookie_jar=aiohttp.DummyCookieJar())
+
+
+def create_client(settings: Settings) -> UpstreamClient:
+    """The completion path's client: the same pool size and timeouts as the session."""
+    return UpstreamClient(limit_per_origin=settings.max_connections_per_backend,
+                          connect_timeout_s=settings.connect_timeout_s, total_timeout_s=settings.total_timeout_s)
 
 
 def request_id(given: str | None) -> str:
@@ -113,6 +123,12 @@ def _dropped(headers: CIMultiDictProxy[str], hop_by_hop: frozenset[str]) -> froz
 def map_client_error(exc: BaseException) -> UpstreamFailure:
     if isinstance(exc, asyncio.TimeoutError | aiohttp.ServerTimeoutError):
         return UpstreamFailure("timeout", f"upstream timed out ({type(exc).__name__})")
+    if isinstance(exc, UpstreamConnectError):
+        return UpstreamFailure("connect", str(exc))
+    if isinstance(exc, UpstreamDisconnected):
+        return UpstreamFailure("connect", f"upstream closed the connection: {exc}")
+    if isinstance(exc, UpstreamProtocolError):
+        return UpstreamFailure("protocol", str(exc))
     if isinstance(exc, aiohttp.ClientConnectorError | ConnectionRefusedError):
         return UpstreamFailure("connect", f"cannot connect to upstream: {exc}")
     if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError | ConnectionResetError):

@@ -398,9 +398,10 @@ async def test_client_disconnect_aborts_upstream_within_200ms(
     assert metric(text, "specgate_requests_total", backend="baseline-0", status="aborted") == 1
     assert metric(text, "specgate_inflight_requests", backend="baseline-0") == 0
     assert metric(text, "specgate_upstream_errors_total") == 0  # a client leaving is not the backend's fault
-    connector: Any = state.proxy.session.connector
-    # the upstream connection was closed, not leaked (health checks and scrapes hold some for a moment)
-    await until(lambda: len(connector._acquired) == 0)
+    client = state.proxy.client
+    assert client is not None
+    # the upstream connection was closed, not leaked
+    await until(lambda: client.in_use() == 0)
 
 
 # --------------------------------------------------------------------------- pass-through, no late retry

@@ -71,11 +71,10 @@ class Harness:
         return int(self.run(count()))
 
     def upstream(self) -> tuple[int, int]:
-        """(connections in use, idle pooled connections) of the gateway's upstream connector."""
-        session = self.gw.app[AppState.key].proxy.session
-        assert session is not None
-        connector: Any = session.connector
-        return len(connector._acquired), sum(len(v) for v in connector._conns.values())
+        """(connections in use, idle pooled connections) of the gateway's completion client."""
+        client = self.gw.app[AppState.key].proxy.client
+        assert client is not None
+        return client.in_use(), client.idle()
 
     def upstream_settled(self, timeout_s: float = 5.0) -> tuple[int, int]:
         """`upstream()` at a moment when no connection is in use (the test fails after `timeout_s` otherwise). The

@@ -149,4 +149,6 @@ def profile(bench: Bench, target: Target, out_dir: Path, stamp: str) -> dict[str
                                                 f"{what}, "
                                                 f"{served} requests")
     (out_dir / f"overhead-{stamp}-profile-{target.name}.txt").write_text(text + "\n")
+    # the samples themselves (collapsed stacks, with line numbers) for a line-level look
+    shutil.copyfile(raw, out_dir / f"overhead-{stamp}-profile-{target.name}.collapsed")
     return {"spots": spots, "text": text, "requests": served}

@@ -1,0 +1,311 @@
+"""The completion path's HTTP/1.1 client against real loopback servers: aiohttp ones, and raw asyncio ones where
+a backend must misbehave in a way aiohttp will not."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from gateway.bench.kit.inproc import until
+from gateway.h1client import (
+    ResponseTooLarge,
+    UpstreamClient,
+    UpstreamConnectError,
+    UpstreamDisconnected,
+    UpstreamProtocolError,
+    origin_of,
+    request_head,
+)
+from gateway.h1conn import HIGH_WATER
+
+GUARD_S = 10.0
+PATH = "/v1/chat/completions"
+JSON = {"Content-Type": "application/json"}
+
+
+def client(**kw: Any) -> UpstreamClient:
+    return UpstreamClient(**{"limit_per_origin": 8, "connect_timeout_s": 2.0, "total_timeout_s": GUARD_S, **kw})
+
+
+class Site:
+    """An aiohttp app on a free loopback port; `peers` are the client ports of the connections it served."""
+
+    def __init__(self) -> None:
+        self.peers: list[int] = []
+        self.url = ""
+        self.runner: web.AppRunner | None = None
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[Callable[[Callable[[web.Request], Awaitable[web.StreamResponse]]],
+                                           Awaitable[Site]]]:
+    made: list[Site] = []
+
+    async def make(handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> Site:
+        s = Site()
+
+        async def wrapped(request: web.Request) -> web.StreamResponse:
+            peer = request.transport.get_extra_info("peername") if request.transport else None
+            if peer:
+                s.peers.append(peer[1])
+            return await handler(request)
+
+        app = web.Application()
+        app.router.add_post(PATH, wrapped)
+        s.runner = web.AppRunner(app, access_log=None)
+        await s.runner.setup()
+        tcp = web.TCPSite(s.runner, "127.0.0.1", 0)
+        await tcp.start()
+        port = tcp._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        s.url = f"http://127.0.0.1:{port}"
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        assert s.runner is not None
+        await s.runner.cleanup()
+
+
+async def raw_server(handle: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+                     ) -> tuple[asyncio.Server, str]:
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+
+
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length"))
+    return head + await reader.readexactly(length)
+
+
+async def echo(request: web.Request) -> web.Response:
+    return web.json_response({"got": (await request.json()), "host": request.headers["Host"]})
+
+
+async def test_a_kept_alive_connection_carries_the_next_request(site: Any) -> None:
+    s = await site(echo)
+    c = client()
+    for i in range(3):
+        r = await c.post(s.url, PATH, b'{"n": %d}' % i, JSON)
+        assert r.status == 200
+        assert (await r.read(1 << 20)) == b'{"got": {"n": %d}, "host": "%s"}' % (i, s.url.removeprefix("http://").encode())
+        r.close()
+    assert len(set(s.peers)) == 1  # one connection served all three
+    assert (c.in_use(), c.idle()) == (1 - 1, 1)
+    await c.close()
+
+
+async def test_an_answer_closed_before_its_end_closes_the_connection(site: Any) -> None:
+    gone = asyncio.Event()
+
+    async def endless(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        try:
+            while True:
+                await resp.write(b"data: x\n\n")
+                await asyncio.sleep(0.01)
+        except (ConnectionResetError, asyncio.CancelledError):
+            gone.set()
+            raise
+
+    s = await site(endless)
+    c = client()
+    r = await c.post(s.url, PATH, b"{}", JSON)
+    assert (await r.readany()).startswith(b"data: x")
+    r.close()
+    await asyncio.wait_for(gone.wait(), GUARD_S)  # the backend saw its client leave (vLLM aborts the request)
+    assert (c.in_use(), c.idle()) == (0, 0)
+    with pytest.raises(UpstreamDisconnected):
+        await r.readany()
+    await c.close()
+
+
+async def test_a_kept_alive_connection_the_backend_dropped_is_retried_once_on_a_new_one() -> None:
+    """The keep-alive race: the backend closes an idle connection as the next request goes out on it."""
+    served = 0
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal served
+        await read_request(reader)
+        served += 1
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        await writer.drain()
+        await read_request(reader)  # the second request on this connection: dropped unanswered
+        writer.transport.abort()
+
+    server, url = await raw_server(handle)
+    c = client()
+    for _ in range(2):
+        r = await c.post(url, PATH, b"{}", JSON)
+        assert (r.status, await r.read(100)) == (200, b"ok")
+        r.close()
+    assert served == 2  # the second answer came from a second connection
+    server.close()
+    await c.close()
+
+
+async def test_a_connection_dropped_mid_answer_is_an_error_not_a_retry() -> None:
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial")
+        await writer.drain()
+        writer.transport.abort()
+
+    server, url = await raw_server(handle)
+    c = client()
+    r = await c.post(url, PATH, b"{}", JSON)
+    with pytest.raises(UpstreamDisconnected):
+        await r.read(1000)
+    r.close()
+    server.close()
+    await c.close()
+
+
+async def test_gzip_and_deflate_answers_are_decoded(site: Any) -> None:
+    payload = b'{"choices": []}' * 50
+
+    async def compressed(request: web.Request) -> web.Response:
+        encoding = request.query.get("e", "gzip")
+        body = gzip.compress(payload) if encoding == "gzip" else zlib.compress(payload)
+        return web.Response(body=body, headers={"Content-Encoding": encoding, **JSON})
+
+    s = await site(compressed)
+    c = client()
+    for encoding in ("gzip", "deflate"):
+        r = await c.post(s.url, PATH + f"?e={encoding}", b"{}", JSON)
+        assert await r.read(1 << 20) == payload
+        r.close()
+    await c.close()
+
+
+async def test_an_unknown_encoding_or_a_garbled_answer_is_a_protocol_error() -> None:
+    answers = [b"HTTP/1.1 200 OK\r\nContent-Encoding: zstd\r\nContent-Length: 2\r\n\r\nzz",
+               b"HTTP/1.1 200 OK\r\nContent-Length: nope\r\n\r\n",
+               b"NOT HTTP AT ALL\r\n\r\n"]
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(answers.pop(0))
+        await writer.drain()
+
+    server, url = await raw_server(handle)
+    c = client()
+    for _ in range(3):
+        with pytest.raises(UpstreamProtocolError):
+            r = await c.post(url, PATH, b"{}", JSON)
+            await r.read(100)
+    assert c.in_use() == 0
+    server.close()
+    await c.close()
+
+
+async def test_a_reader_that_lags_pauses_the_socket_and_loses_nothing(site: Any) -> None:
+    piece = b"x" * 4096
+    count = 64  # 256 KiB, four times the high-water mark
+
+    async def fast(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse()
+        await resp.prepare(request)
+        for _ in range(count):
+            await resp.write(piece)
+        await resp.write_eof()
+        return resp
+
+    s = await site(fast)
+    c = client()
+    r = await c.post(s.url, PATH, b"{}", JSON)
+    conn = r._conn
+    assert conn is not None
+    await until(lambda: conn.paused, GUARD_S)
+    assert r._buffered <= HIGH_WATER + 2 * len(piece) + 65536  # bounded by the mark and one socket read
+    got = await r.read(1 << 20)
+    assert got == piece * count
+    r.close()
+    assert c.idle() == 1  # read to its end: the connection is kept
+    await c.close()
+
+
+async def test_the_total_timeout_ends_an_answer_that_never_comes() -> None:
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        await asyncio.sleep(GUARD_S)
+
+    server, url = await raw_server(silent)
+    c = client(total_timeout_s=0.2)
+    with pytest.raises(TimeoutError):
+        await c.post(url, PATH, b"{}", JSON)
+    assert (c.in_use(), c.idle()) == (0, 0)
+    server.close()
+    await c.close()
+
+
+async def test_at_the_limit_a_request_waits_for_a_connection_instead_of_opening_one(site: Any) -> None:
+    open_now = peak = 0
+    release = asyncio.Event()
+
+    async def slow(request: web.Request) -> web.Response:
+        nonlocal open_now, peak
+        open_now += 1
+        peak = max(peak, open_now)
+        await release.wait()
+        open_now -= 1
+        return web.Response(body=b"ok")
+
+    s = await site(slow)
+    c = client(limit_per_origin=1)
+
+    async def one() -> bytes:
+        r = await c.post(s.url, PATH, b"{}", JSON)
+        try:
+            return await r.read(100)
+        finally:
+            r.close()
+
+    tasks = [asyncio.create_task(one()) for _ in range(3)]
+    await asyncio.sleep(0.2)
+    release.set()
+    assert await asyncio.wait_for(asyncio.gather(*tasks), GUARD_S) == [b"ok"] * 3
+    assert peak == 1 and len(set(s.peers)) == 1
+    await c.close()
+
+
+async def test_too_large_answers_stop_at_the_limit(site: Any) -> None:
+    async def big(request: web.Request) -> web.Response:
+        return web.Response(body=b"y" * 5000)
+
+    s = await site(big)
+    c = client()
+    r = await c.post(s.url, PATH, b"{}", JSON)
+    with pytest.raises(ResponseTooLarge):
+        await r.read(1000)
+    r.close()
+    await c.close()
+
+
+async def test_a_refused_connection_is_a_connect_error() -> None:
+    server, url = await raw_server(lambda r, w: asyncio.sleep(0))
+    server.close()
+    await server.wait_closed()
+    c = client()
+    with pytest.raises(UpstreamConnectError):
+        await c.post(url, PATH, b"{}", JSON)
+    await c.close()
+
+
+def test_a_header_with_a_line_break_is_refused_and_the_head_is_exact() -> None:
+    origin = origin_of("http://user@vllm.internal:8000/prefix/")
+    assert request_head(origin, PATH, 2, {"A": "b"}) == (
+        b"POST /prefix/v1/chat/completions HTTP/1.1\r\nHost: vllm.internal:8000\r\nContent-Length: 2\r\nA: b\r\n\r\n")
+    assert origin_of("https://[::1]/").host_header == "[::1]"
+    for bad in ({"A": "b\r\nX-Injected: 1"}, {"A\nB": "c"}, {"A": "b\rc"}):
+        with pytest.raises(ValueError):
+            request_head(origin, PATH, 2, bad)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gateway.accesslog import AccessLog
@@ -16,6 +15,7 @@ from gateway.backends import Backend, BackendPool
 from gateway.costmodel import Role
 from gateway.learner import Learner, Observation
 from gateway.metrics import Metrics
+from gateway.records import record
 from gateway.relay import Outcome
 from gateway.settings import Settings
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("specgate.access")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Loads:
     """What the request's server and its GPU carried while the request ran (for the learner and the log)."""
 

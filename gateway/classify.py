@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from gateway.domain import TASK_CLASSES, TaskClass
 from gateway.protocol import RequestView
+from gateway.records import record
 
 CLASSES: tuple[TaskClass, ...] = TASK_CLASSES
 TEMPERATURE_BUCKETS = ("greedy", "low", "high")
@@ -75,7 +76,7 @@ class ClassifierConfig:
     default_max_tokens: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Features:
     endpoint: str
     temperature: float

@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass
 
 from gateway.costmodel import ROLES, CoRunner, Role, StepModel, step_s
+from gateway.records import record
 from gateway.stepfit import StepFit, tied_models
 
 PREFILL_SHARE_MAX = 0.5  # of a decode, the most that other requests' prefill may be said to have taken
@@ -75,7 +76,7 @@ class LearnerConfig:
     prior_sampled_scale: float = 1.0
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Observation:
     """One finished request, as the gateway saw it."""
 

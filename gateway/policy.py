@@ -25,6 +25,7 @@ from typing import Literal, NamedTuple
 from gateway.classify import Features
 from gateway.costmodel import ROLES, CoRunner, Prediction, RequestShape, Role, StepModel, predict
 from gateway.domain import Reason
+from gateway.records import record
 
 PolicyName = Literal["adaptive", "rules", "baseline", "speculative", "clairvoyant", "round_robin", "least_loaded",
                      "hindsight"]
@@ -73,7 +74,7 @@ class Candidate(NamedTuple):
         return bool(self.co_runners)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Estimates:
     """What the learner (or, for `clairvoyant`, the oracle) says about this request and the servers."""
 
@@ -87,7 +88,7 @@ class Estimates:
     bucket_speculative_observations: int = 0  # of its temperature bucket, over all classes
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PolicyInput:
     features: Features
     task_class: str
@@ -105,7 +106,7 @@ class PolicyInput:
     probe_worthy: Mapping[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Decision:
     backend: str
     role: Role

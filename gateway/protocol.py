@@ -6,10 +6,11 @@ forwarded unchanged (the original bytes are forwarded when nothing must change).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
+
+from gateway.records import record
 
 CHAT = "/v1/chat/completions"
 COMPLETIONS = "/v1/completions"
@@ -96,7 +97,7 @@ def error_body(message: str, type_: str, param: str | None = None, code: str | i
     return orjson.dumps({"error": {"message": message, "type": type_, "param": param, "code": code}})
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RequestView:
     """What routing needs to know about a request; built once, no I/O."""
 

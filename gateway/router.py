@@ -21,6 +21,7 @@ from gateway.learner import Learner
 from gateway.metrics import Metrics
 from gateway.policy import Candidate, Decision, Estimates, PolicyInput, decide
 from gateway.protocol import RequestView
+from gateway.records import record
 from gateway.regime import (
     MixSample,
     RegimeState,
@@ -51,7 +52,7 @@ class Oracle:
     output_tokens: float
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Routed:
     decision: Decision
     features: Features

@@ -23,7 +23,7 @@ from statistics import NormalDist
 from typing import Literal, NamedTuple
 
 from gateway.classify import Features
-from gateway.costmodel import ROLES, CoRunner, Prediction, RequestShape, Role, StepModel, predict
+from gateway.costmodel import CoRunner, Prediction, RequestShape, Role, StepModel, predict
 from gateway.domain import Reason
 from gateway.records import record
 
@@ -197,9 +197,10 @@ def _worth_scoring(candidates: Sequence[Candidate]) -> list[Candidate]:
     if len({c.role for c in candidates}) == len(candidates):  # one per role (a pair): nothing to prune
         return list(candidates)
     # plain loops, not comprehensions: this runs on every decision over every backend of a fleet
-    shared: list[tuple[float, float, int, Candidate]] = []
+    shared: dict[Role, list[tuple[float, float, int, Candidate]]] = {"baseline": [], "speculative": []}
     seen: set[tuple[Role, float, float]] = set()
     own: dict[Role, Candidate] = {}
+    i = 0
     for c in candidates:
         if not c.co_runners:
             if c.role not in own or c.load < own[c.role].load:
@@ -211,12 +212,14 @@ def _worth_scoring(candidates: Sequence[Candidate]) -> list[Candidate]:
         key = (c.role, c.load, co)
         if key not in seen:  # equal loads predict equal costs: one of them is enough
             seen.add(key)
-            shared.append((c.load, co, len(shared), c))
+            shared[c.role].append((c.load, co, i, c))
+            i += 1
     # the Pareto front per role: in (load, co-load) order, a candidate is beaten iff one before it has no more co-load
     front: list[tuple[int, Candidate]] = []
-    for role in ROLES:
+    for entries in shared.values():
+        entries.sort()
         lowest = math.inf
-        for _, co, i, c in sorted(entry for entry in shared if entry[3].role == role):
+        for _, co, i, c in entries:
             if co < lowest:
                 front.append((i, c))
                 lowest = co

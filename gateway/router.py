@@ -122,6 +122,7 @@ class Router:
         self._turn = 0
         self._regime_views: tuple[dict[str, Role], dict[str, float], dict[str, Role]] | None = None
         self._mixed_at: dict[str, float] = {}  # when each group's mix ratio was last recomputed (monotonic)
+        self._candidates: dict[str, Candidate] = {}  # per backend, the last decision's (reused when unchanged)
         # per shared group in a baseline regime: the classes whose measurement could move it (`worth_probing`)
         self.probe_worthy: dict[str, frozenset[tuple[str, str]]] = {}
 
@@ -146,14 +147,24 @@ class Router:
         )
 
     def candidates(self, now: float, exclude: frozenset[Backend]) -> tuple[Candidate, ...]:
+        """The routable backends with their loads. This runs for every backend on every decision (16 in a fleet),
+        so it is written for speed: each load computed once, and a backend's `Candidate` reused from the last
+        decision when its loads have not changed (most have not: a decision moves one backend's load)."""
         pool = self.pool
         load = pool.load
         loads = {b.name: load(b, now) for b in pool.backends}  # each backend's load once, co-runners included
         members = pool.co_members
-        # list comprehensions, not generators: this runs for every backend on every decision (16 in a fleet)
-        return tuple([Candidate(b.name, b.role, b.group, loads[b.name],
-                                tuple([(o.role, loads[o.name]) for o in members[b.name]]))
-                       for b in pool.backends if b not in exclude and b.routable(now)])
+        last = self._candidates
+        out = []
+        for b in pool.backends:
+            if (b.healthy and now >= b.ejected_until) and b not in exclude:  # `Backend.routable`, inlined
+                name = b.name
+                co = tuple([(o.role, loads[o.name]) for o in members[name]]) if members[name] else ()
+                c = last.get(name)
+                if c is None or c.load != loads[name] or c.co_runners != co:
+                    c = last[name] = Candidate(name, b.role, b.group, loads[name], co)
+                out.append(c)
+        return tuple(out)
 
     def route(self, view: RequestView, request_id: str, exclude: frozenset[Backend] = frozenset()) -> Routed | None:
         f = features(view, self.classifier)
@@ -175,7 +186,7 @@ class Router:
             regime_ratios=ratios,
             regime_pending=pending,
             probe_worthy=self.probe_worthy,
-            arrival_rates={g: known_rate(times, now) for g, times in self.arrivals.items()},
+            arrival_rates=self._known_rates(now),
             draw=self._random(),
             sample_draw=self._random(),
             turn=self._turn,
@@ -190,6 +201,14 @@ class Router:
             group_load = chosen.load + sum(load for _, load in chosen.co_runners)
             self._note(chosen.group, _recent(f, task_class, bucket, group_load))
         return Routed(decision, f, task_class, bucket)
+
+    def _known_rates(self, now: float) -> dict[str, float]:
+        """`known_rate` of every shared group (written out: it runs for every group on every decision)."""
+        rates = {}
+        for group, times in self.arrivals.items():
+            n = len(times)
+            rates[group] = (n - 1) / max(now - times[0], 1e-3) if n >= RATE_MIN_ARRIVALS else math.inf
+        return rates
 
     def _views(self) -> tuple[dict[str, Role], dict[str, float], dict[str, Role]]:
         """The regimes as the policy reads them, rebuilt only when one changes (a fleet has many groups)."""

@@ -180,3 +180,26 @@ def test_a_flood_recomputes_the_mix_at_most_every_min_interval() -> None:
 
     assert visits(0.0) >= REGIME_EARLY + 80 // 8 - 1  # every eighth decision
     assert visits(3600.0) == REGIME_EARLY  # the first decisions only: the interval has not passed since
+
+
+def test_a_backends_candidate_is_reused_only_while_its_loads_are_unchanged() -> None:
+    """`Router.candidates` keeps each backend's `Candidate` between decisions and rebuilds it when its own load or a
+    co-runner's load moved: a stale co-runner load would price a busy GPU as idle."""
+    router = _fleet_router(2)
+    pool = router.pool
+    now = time.monotonic()
+    first = {c.name: c for c in router.candidates(now, frozenset())}
+    again = {c.name: c for c in router.candidates(now, frozenset())}
+    assert all(again[name] is first[name] for name in first)  # nothing moved: the same objects
+    busy = pool.backends[0]
+    pool.acquire(busy)
+    moved = {c.name: c for c in router.candidates(now, frozenset())}
+    assert moved[busy.name].load == 1.0
+    co = pool.co_members[busy.name][0]
+    assert dict(moved[co.name].co_runners)[busy.role] == 1.0  # its co-runner sees the new load too
+    others = [b.name for b in pool.backends if b.group != busy.group]
+    assert all(moved[name] is first[name] for name in others)
+    pool.release(busy)
+    back = {c.name: c for c in router.candidates(now, frozenset())}
+    assert back[busy.name].load == 0.0 and dict(back[co.name].co_runners)[busy.role] == 0.0
+    assert busy.name not in {c.name for c in router.candidates(now, frozenset({busy}))}

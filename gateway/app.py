@@ -66,8 +66,8 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
     settings = state.settings
     await persist.restore(session, settings, state.learner, state.router)
     tasks = [
-        asyncio.create_task(state.pool.run_health(session), name="specgate-health"),
-        asyncio.create_task(state.pool.run_scrape(session), name="specgate-scrape"),
+        asyncio.create_task(state.pool.run_health(client), name="specgate-health"),
+        asyncio.create_task(state.pool.run_scrape(client), name="specgate-scrape"),
         asyncio.create_task(_export_loop(state), name="specgate-export"),
     ]
     if settings.state_file is not None:

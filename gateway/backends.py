@@ -15,20 +15,21 @@ of rotation for a cooldown that doubles on each repeat (capped); it returns only
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import aiohttp
-
 from gateway.costmodel import Role
+from gateway.h1client import ResponseTooLarge, UpstreamClient, UpstreamError
 from gateway.logevents import log_event
 from gateway.metrics import Metrics
 from gateway.settings import Settings
 from gateway.upstream import url_credentials, without_credentials
 from gateway.vllm_metrics import SpecDelta, VllmSnapshot, parse_load, parse_vllm_metrics, spec_delta
+
+SCRAPE_TIMEOUT_S = 2.0  # a health check or a /metrics scrape, whole
+MAX_SCRAPE_BYTES = 8 << 20  # a real vLLM /metrics is ~50 KB
 
 log = logging.getLogger("specgate.backends")
 
@@ -84,7 +85,6 @@ class BackendPool:
         # each backend's co-runners (the others on its GPU), looked up on every decision
         self.co_members: dict[str, tuple[Backend, ...]] = {
             b.name: tuple(o for o in self.groups[b.group] if o is not b) for b in self.backends}
-        self._scrape_timeout = aiohttp.ClientTimeout(total=2.0)
         self._gauges = {
             b.name: (metrics.inflight.labels(b.name, b.role), metrics.up.labels(b.name, b.role))
             for b in self.backends
@@ -205,12 +205,9 @@ class BackendPool:
         log_event(log, logging.WARNING, "eject", backend=b.name, why=why, cooldown_s=round(cooldown, 1))
 
     # --- background loops
-    async def check_health(self, session: aiohttp.ClientSession, b: Backend) -> None:
-        ok = False
-        with contextlib.suppress(TimeoutError, aiohttp.ClientError, OSError):
-            async with session.get(b.url + "/health", timeout=self._scrape_timeout, headers=self.auth_headers(b),
-                                   allow_redirects=False) as r:
-                ok = r.status == 200
+    async def check_health(self, client: UpstreamClient, b: Backend) -> None:
+        answer = await self._get(client, b, "/health")
+        ok = answer is not None and answer[0] == 200
         now = time.monotonic()
         if ok:
             if not b.healthy and now >= b.ejected_until:
@@ -224,18 +221,26 @@ class BackendPool:
             b.healthy = False
         self._gauges[b.name][1].set(1 if b.routable(now) else 0)
 
-    async def _get_metrics(self, session: aiohttp.ClientSession, b: Backend) -> bytes | None:
+    async def _get_metrics(self, client: UpstreamClient, b: Backend) -> bytes | None:
+        answer = await self._get(client, b, "/metrics")
+        return answer[1] if answer is not None and answer[0] == 200 else None
+
+    async def _get(self, client: UpstreamClient, b: Backend, path: str) -> tuple[int, bytes] | None:
+        """GET `path` on `b` through the completion path's client (a scrape a quarter second per backend is
+        the gateway's largest background cost in a fleet); the status and body, or None if it failed."""
         try:
-            async with session.get(b.url + "/metrics", timeout=self._scrape_timeout, headers=self.auth_headers(b),
-                                   allow_redirects=False) as r:
-                return await r.read() if r.status == 200 else None
-        except (TimeoutError, aiohttp.ClientError, OSError):
+            r = await client.request("GET", b.url, path, b"", self.auth_headers(b), timeout_s=SCRAPE_TIMEOUT_S)
+            try:
+                return r.status, await r.read(MAX_SCRAPE_BYTES)
+            finally:
+                r.close()
+        except (UpstreamError, ResponseTooLarge, TimeoutError, OSError, ValueError):
             return None
 
-    async def scrape_load(self, session: aiohttp.ClientSession, b: Backend) -> bytes | None:
+    async def scrape_load(self, client: UpstreamClient, b: Backend) -> bytes | None:
         """Read running + waiting; return the scrape's text for a full parse."""
         sent_at, dispatched, completed = time.monotonic(), b.dispatched, b.completed
-        text = await self._get_metrics(session, b)
+        text = await self._get_metrics(client, b)
         load = None if text is None else parse_load(text)
         if load is not None:
             b.scraped_load, b.scraped_at = load, sent_at
@@ -244,10 +249,10 @@ class BackendPool:
         self.metrics.routing_load.labels(b.name, b.role).set(self.load(b, time.monotonic()))
         return text
 
-    async def scrape(self, session: aiohttp.ClientSession, b: Backend, text: bytes | None = None) -> None:
+    async def scrape(self, client: UpstreamClient, b: Backend, text: bytes | None = None) -> None:
         """Full parse of a scrape: gauges and the speculative-decoding counters."""
         if text is None:
-            text = await self._get_metrics(session, b)
+            text = await self._get_metrics(client, b)
             if text is None:
                 return
         try:
@@ -268,21 +273,21 @@ class BackendPool:
             if self.on_spec_delta is not None:
                 self.on_spec_delta(b, delta)
 
-    async def run_health(self, session: aiohttp.ClientSession) -> None:
+    async def run_health(self, client: UpstreamClient) -> None:
         while True:
-            await asyncio.gather(*(self.check_health(session, b) for b in self.backends))
+            await asyncio.gather(*(self.check_health(client, b) for b in self.backends))
             await asyncio.sleep(self.settings.health_interval_s)
 
-    async def run_scrape(self, session: aiohttp.ClientSession) -> None:
+    async def run_scrape(self, client: UpstreamClient) -> None:
         """Load every `load_scrape_interval_s`; every `scrape_interval_s`, the same text parsed in full."""
         s = self.settings
         every = max(round(s.scrape_interval_s / s.load_scrape_interval_s), 1)
         tick = 0
         while True:
-            texts = await asyncio.gather(*(self.scrape_load(session, b) for b in self.backends))
+            texts = await asyncio.gather(*(self.scrape_load(client, b) for b in self.backends))
             if tick % every == 0:
                 for b, text in zip(self.backends, texts, strict=True):
                     if text is not None:
-                        await self.scrape(session, b, text)
+                        await self.scrape(client, b, text)
             tick += 1
             await asyncio.sleep(s.load_scrape_interval_s)

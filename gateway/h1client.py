@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
+import time
 from collections import deque
 from dataclasses import dataclass
 
@@ -62,11 +63,14 @@ def origin_of(base_url: str) -> Origin:
 
 
 class UpstreamClient:
-    """Kept-alive HTTP/1.1 connections to the backends, at most `limit_per_origin` open to each (0: no limit)."""
+    """Kept-alive HTTP/1.1 connections to the backends, at most `limit_per_origin` open to each (0: no limit); a
+    connection idle for `keepalive_s` is closed when the pool next looks at it (as aiohttp's connector does after
+    15 s: a burst must not leave its connections open for good)."""
 
     def __init__(self, *, limit_per_origin: int, connect_timeout_s: float, total_timeout_s: float,
-                 ssl_context: ssl.SSLContext | None = None) -> None:
+                 keepalive_s: float = 15.0, ssl_context: ssl.SSLContext | None = None) -> None:
         self.limit = limit_per_origin
+        self.keepalive_s = keepalive_s
         self.connect_timeout_s, self.total_timeout_s = connect_timeout_s, total_timeout_s
         self._ssl = ssl_context
         self._origins: dict[str, Origin] = {}
@@ -84,7 +88,13 @@ class UpstreamClient:
         return sum(len(idle) for idle in self._idle.values())
 
     async def post(self, base_url: str, path: str, body: bytes, headers: dict[str, str]) -> UpstreamResponse:
-        """Send the request; return once the answer's status and headers have arrived."""
+        """Send a completion request; return once the answer's status and headers have arrived."""
+        return await self.request("POST", base_url, path, body, headers)
+
+    async def request(self, method: str, base_url: str, path: str, body: bytes, headers: dict[str, str],
+                      timeout_s: float | None = None) -> UpstreamResponse:
+        """Send a request; return once the answer's status and headers have arrived. `timeout_s` (default: the
+        client's total timeout) bounds the whole exchange, the body's reading included."""
         if self.closed:
             raise UpstreamConnectError("client closed")
         origin = self._origins.get(base_url)
@@ -92,22 +102,23 @@ class UpstreamClient:
             origin = origin_of(base_url)
             if len(self._origins) < 4096:  # the pool's backends: never grows with what clients send
                 self._origins[base_url] = origin
-        head = request_head(origin, path, len(body), headers)
+        head = request_head(origin, path, len(body), headers, method)
+        timeout = self.total_timeout_s if timeout_s is None else timeout_s
         conn, reused = await self._connection(origin)
         try:
-            return await self._exchange(conn, head, body)
+            return await self._exchange(conn, head, body, timeout)
         except UpstreamDisconnected as exc:
             if not (reused and exc.before_response):
                 raise
         # the backend had closed the kept-alive connection as we sent on it: once more, on a new one
         conn, _ = await self._connection(origin, fresh=True)
-        return await self._exchange(conn, head, body)
+        return await self._exchange(conn, head, body, timeout)
 
-    async def _exchange(self, conn: Connection, head: bytes, body: bytes) -> UpstreamResponse:
+    async def _exchange(self, conn: Connection, head: bytes, body: bytes, timeout_s: float) -> UpstreamResponse:
         loop = asyncio.get_running_loop()
         ready = loop.create_future()
         resp = conn.response = UpstreamResponse(conn, ready)
-        resp._timer = loop.call_later(self.total_timeout_s, resp._timed_out)
+        resp._timer = loop.call_later(timeout_s, resp._timed_out)
         assert conn.transport is not None
         try:
             if conn.closed:  # lost between the pool and here
@@ -127,8 +138,12 @@ class UpstreamClient:
             idle = self._idle.get(origin)
             while idle and not fresh:
                 conn = idle.pop()
-                if not conn.closed:
-                    return conn, True
+                if conn.closed:
+                    continue
+                if conn.idle_since < time.monotonic() - self.keepalive_s:
+                    conn.abort()
+                    continue
+                return conn, True
             count = self._count.get(origin, 0)
             if not self.limit or count < self.limit:
                 break
@@ -173,7 +188,11 @@ class UpstreamClient:
         if self.closed:
             conn.abort()
             return
-        self._idle.setdefault(conn.origin, []).append(conn)
+        idle = self._idle.setdefault(conn.origin, [])
+        conn.idle_since = now = time.monotonic()
+        if idle and idle[0].idle_since < now - self.keepalive_s:  # the oldest, gone stale: one per release
+            idle[0].abort()  # (`_forget` takes it out of the list)
+        idle.append(conn)
         self._wake_one(conn.origin)
 
     def _forget(self, conn: Connection) -> None:
@@ -205,11 +224,15 @@ class UpstreamClient:
         self._idle.clear()
 
 
-def request_head(origin: Origin, path: str, length: int, headers: dict[str, str]) -> bytes:
-    """The request line and headers. A name or value with a line break in it is refused: it would split a header
-    (the server side's parser already refuses them in what clients send)."""
-    text = "".join([f"POST {origin.prefix}{path} HTTP/1.1\r\nHost: {origin.host_header}\r\n"
-                    f"Content-Length: {length}\r\n", *[f"{k}: {v}\r\n" for k, v in headers.items()], "\r\n"])
-    if text.count("\n") != len(headers) + 4 or text.count("\r") != len(headers) + 4:
+def request_head(origin: Origin, path: str, length: int, headers: dict[str, str], method: str = "POST") -> bytes:
+    """The request line and headers (no `Content-Length` on a GET without a body). A name or value with a line
+    break in it is refused: it would split a header (the server side's parser already refuses them in what
+    clients send)."""
+    sized = method != "GET" or length > 0
+    text = "".join([f"{method} {origin.prefix}{path} HTTP/1.1\r\nHost: {origin.host_header}\r\n",
+                    f"Content-Length: {length}\r\n" if sized else "",
+                    *[f"{k}: {v}\r\n" for k, v in headers.items()], "\r\n"])
+    lines = len(headers) + 3 + sized
+    if text.count("\n") != lines or text.count("\r") != lines:
         raise ValueError("a header name or value contains a line break")
     return text.encode("utf-8")

@@ -186,6 +186,7 @@ class Connection(asyncio.Protocol):
         self.response: UpstreamResponse | None = None
         self.closed = False  # aborted by us or lost
         self.counted = True  # in the client's count of open connections to the origin
+        self.idle_since = 0.0  # monotonic time it went back to the pool
         self.paused = False
 
     # --- asyncio.Protocol

@@ -27,12 +27,21 @@ GOOD = {"model": "fake-model", "messages": [{"role": "user", "content": "ok"}], 
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
 
-def _request_tasks() -> int:
-    """Tasks other than the caller and the pool's background work (health checks and scrapes, whose gathers spawn
-    a task per backend every 250 ms): what a leak would show up in."""
+def _request_tasks(gateway_server: object) -> int:
+    """Tasks other than the caller, the pool's background work (health checks and scrapes, whose gathers spawn
+    a task per backend every 250 ms) and the fakes' connection handlers (one per connection the gateway's pool
+    keeps open to them, counted by `upstream` instead): what a leak would show up in."""
     current = asyncio.current_task()
     return sum(1 for t in asyncio.all_tasks()
-               if t is not current and not getattr(t.get_coro(), "__qualname__", "").startswith("BackendPool."))
+               if t is not current and not getattr(t.get_coro(), "__qualname__", "").startswith("BackendPool.")
+               and _server_of(t) in (None, gateway_server))
+
+
+def _server_of(task: asyncio.Task[Any]) -> object:
+    """The aiohttp server whose connection `task` handles (None for any other task)."""
+    frame = getattr(task.get_coro(), "cr_frame", None)
+    handler = frame.f_locals.get("self") if frame is not None else None
+    return getattr(handler, "_manager", None) if type(handler).__name__ == "RequestHandler" else None
 
 
 class Harness:
@@ -67,7 +76,7 @@ class Harness:
     # --- what we count
     def tasks(self) -> int:
         async def count() -> int:
-            return _request_tasks()
+            return _request_tasks(self.gw.runner.server)
         return int(self.run(count()))
 
     def upstream(self) -> tuple[int, int]:
@@ -95,7 +104,7 @@ class Harness:
         async def wait() -> int:
             deadline = self.loop.time() + timeout_s
             while True:
-                n = _request_tasks()
+                n = _request_tasks(self.gw.runner.server)
                 if n <= baseline_tasks or self.loop.time() > deadline:
                     return n
                 await asyncio.sleep(0.01)

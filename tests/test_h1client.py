@@ -309,3 +309,35 @@ def test_a_header_with_a_line_break_is_refused_and_the_head_is_exact() -> None:
     for bad in ({"A": "b\r\nX-Injected: 1"}, {"A\nB": "c"}, {"A": "b\rc"}):
         with pytest.raises(ValueError):
             request_head(origin, PATH, 2, bad)
+
+
+async def test_a_connection_idle_past_the_keepalive_is_closed_not_reused(site: Any) -> None:
+    s = await site(echo)
+    c = client(keepalive_s=0.05)
+    for _ in range(2):
+        r = await c.post(s.url, PATH, b"{}", JSON)
+        await r.read(1000)
+        r.close()
+        await asyncio.sleep(0.1)
+    assert len(set(s.peers)) == 2  # the first connection had gone stale: a new one served the second request
+    assert c.idle() == 1
+    await c.close()
+
+
+async def test_a_get_carries_no_body_and_reads_the_answer() -> None:
+    heads: list[bytes] = []
+
+    async def metrics_once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        heads.append(await reader.readuntil(b"\r\n\r\n"))
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 28\r\n\r\nvllm:num_requests_running 3\n")
+        await writer.drain()
+
+    server, url = await raw_server(metrics_once)
+    c = client()
+    r = await c.request("GET", url, "/metrics", b"", {"Authorization": "Bearer k"}, timeout_s=1.0)
+    assert (r.status, await r.read(1000)) == (200, b"vllm:num_requests_running 3\n")
+    r.close()
+    assert heads[0].startswith(b"GET /metrics HTTP/1.1\r\n") and b"content-length" not in heads[0].lower()
+    assert b"Authorization: Bearer k\r\n" in heads[0]
+    server.close()
+    await c.close()

@@ -1,10 +1,12 @@
 """A lean HTTP/1.1 client for the completion path: kept-alive connections per backend, parsed by httptools.
 
-Why not aiohttp's `ClientSession` here: on this path it cost 140-200 µs of CPU a request, the largest single
-cost of a plain request through the gateway; this client costs ~45 µs for the same exchange (measured side by
-side: `gateway/bench/results/overhead-2026-12-04-f/`). It does only what the proxy needs:
+Why not aiohttp's `ClientSession` here: on this path it cost ~200 µs of CPU a request, the largest single cost
+of a plain request through the gateway; this client costs ~70 µs for the same exchange (side by side:
+`python -m gateway.bench.overhead.client_bench`; `gateway/bench/results/overhead-2026-12-04-f/`). It does only
+what the gateway needs:
 
-- one `POST` with a body, to a backend's base URL (http or https, a path prefix allowed);
+- one request (`POST` with a body; `GET` for health checks and scrapes), to a backend's base URL (http or https,
+  a path prefix allowed);
 - the status and headers as soon as they arrive, then the body whole (`read`) or chunk by chunk (`readany`), with
   back-pressure: reading from the socket pauses while more than `HIGH_WATER` bytes wait for the reader;
 - gzip and deflate answers decoded (we ask for identity; a backend that compresses anyway is decoded, not relayed
@@ -14,7 +16,7 @@ side: `gateway/bench/results/overhead-2026-12-04-f/`). It does only what the pro
   closed early closes its connection, so vLLM sees the client leave and aborts the request;
 - a reused connection the backend had closed while idle (a keep-alive race) is retried once on a fresh one.
 
-Health checks, scrapes, `/v1/models` and the admin pass-throughs keep aiohttp's session: they are not per request.
+`/v1/models`, the admin pass-throughs and the peers' warm start keep aiohttp's session: they are not per request.
 """
 
 from __future__ import annotations

@@ -80,8 +80,8 @@ class Proxy:
         self.learner = learner
         self.metrics = metrics
         self.client_auth_on = client_auth_on
-        self.session: aiohttp.ClientSession | None = None  # health, scrapes, pass-throughs
-        self.client: UpstreamClient | None = None  # completions
+        self.session: aiohttp.ClientSession | None = None  # pass-throughs, /v1/models, peers' warm start
+        self.client: UpstreamClient | None = None  # completions, health checks, scrapes
         self.intake = Intake(settings)
         self.accounting = Accounting(settings, pool, learner, metrics)
         self.stopping = False  # set when the drain is over: streams cancelled from then on say why

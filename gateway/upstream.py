@@ -1,4 +1,4 @@
-"""The upstream clients (aiohttp's session for health, scrapes and pass-throughs; `h1client` for completions),
+"""The upstream clients (`h1client` for completions, health checks and scrapes; aiohttp's session for the rest),
 header filtering and the translation of client errors.
 
 Client exceptions never leave this module's callers: they are mapped to an `UpstreamFailure` with a

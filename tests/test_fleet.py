@@ -203,3 +203,13 @@ def test_a_backends_candidate_is_reused_only_while_its_loads_are_unchanged() -> 
     back = {c.name: c for c in router.candidates(now, frozenset())}
     assert back[busy.name].load == 0.0 and dict(back[co.name].co_runners)[busy.role] == 0.0
     assert busy.name not in {c.name for c in router.candidates(now, frozenset({busy}))}
+
+
+def test_bench_decision_reports_the_fleets_route_excess(capsys: pytest.CaptureFixture[str]) -> None:
+    """`specgate bench-decision --backends 16 --against 2`: the number behind the fleet's per-request cost."""
+    from gateway.bench import decision
+
+    assert decision.main(["-n", "50", "--backends", "4", "--layout", "pairs", "--idle", "--against", "2",
+                          "--rounds", "1"]) == 0
+    line = capsys.readouterr().out
+    assert "2 backends" in line and "4 backends" in line and "excess" in line, line

@@ -50,7 +50,8 @@ def fleet(backends: int, layout: str) -> list[str]:
     return entries
 
 
-def measure(policy: PolicyName, n: int, backends: int = 2, layout: str = "pairs") -> dict[str, float]:
+def measure(policy: PolicyName, n: int, backends: int = 2, layout: str = "pairs",
+            idle: bool = False) -> dict[str, float]:
     settings = Settings(policy=policy, random_seed=1, backends=fleet(backends, layout))
     metrics = Metrics(CollectorRegistry())
     learner = Learner(settings.learner_config())
@@ -61,7 +62,7 @@ def measure(policy: PolicyName, n: int, backends: int = 2, layout: str = "pairs"
                                     1.0 + 0.001 * (i % 7), 1 + i % 5, ((other, float(i % 3)),)))
     pool = BackendPool(settings, metrics)
     for i, b in enumerate(pool.backends):
-        b.inflight = i % 5
+        b.inflight = 0 if idle else i % 5
     router = Router(settings, pool, learner)
     bodies = [(endpoint, body) for endpoint, body in BODIES]
     samples = []
@@ -91,20 +92,42 @@ def _stats(name: str, samples: list[int]) -> dict[str, float]:
             f"{name}_p99_us": samples[int(0.99 * len(samples))] / 1000}
 
 
+def _excess(args: argparse.Namespace) -> int:
+    """The adaptive route's median over `--backends` less its median over `--against`, measured alternately so
+    that a machine's drift falls on both (one-off runs of this 2-core machine moved by ±30%)."""
+    totals: dict[int, list[float]] = {args.against: [], args.backends: []}
+    for _ in range(args.rounds):
+        for size in totals:
+            totals[size].append(measure("adaptive", args.n, size, args.layout, args.idle)["total_median_us"])
+    medians = {size: statistics.median(values) for size, values in totals.items()}
+    print(f"adaptive route, {args.layout}{', idle' if args.idle else ''}: "
+          + ", ".join(f"{size} backends {m:.1f} µs" for size, m in medians.items())
+          + f"; excess {medians[args.backends] - medians[args.against]:.1f} µs (medians of {args.rounds} rounds)")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="specgate bench-decision", description=__doc__)
     parser.add_argument("-n", type=int, default=20000)
     parser.add_argument("--backends", type=int, default=2, help="fleet size (half baseline, half speculative)")
     parser.add_argument("--layout", choices=("pairs", "own"), default="pairs",
                         help="pairs: two servers per GPU; own: a GPU per server")
+    parser.add_argument("--idle", action="store_true",
+                        help="every backend idle (as at c = 1); default: 0-4 requests running on each")
+    parser.add_argument("--against", type=int, default=0, metavar="BACKENDS",
+                        help="instead: the adaptive route's excess over a fleet of this size (usually 2), both "
+                             "measured in turn --rounds times, medians")
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out", type=Path, default=Path("gateway/bench/results/decision.json"))
     args = parser.parse_args(argv)
+    if args.against:
+        return _excess(args)
     policies: tuple[PolicyName, ...] = ("baseline", "rules", "least_loaded", "adaptive", "clairvoyant")
-    results = {p: measure(p, args.n, args.backends, args.layout) for p in policies}
+    results = {p: measure(p, args.n, args.backends, args.layout, args.idle) for p in policies}
     doc = {"date": datetime.now(UTC).isoformat(timespec="seconds"),
            "machine": f"{platform.machine()} {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}",
            "python": sys.version.split()[0], "decisions_per_policy": args.n, "backends": args.backends,
-           "layout": args.layout,
+           "layout": args.layout, "idle": args.idle,
            "what": "request_view + features + classify + learner estimates + policy, per request", "results": results}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=2) + "\n")

@@ -229,7 +229,8 @@ class UpstreamClient:
 def request_head(origin: Origin, path: str, length: int, headers: dict[str, str], method: str = "POST") -> bytes:
     """The request line and headers (no `Content-Length` on a GET without a body). A name or value with a line
     break in it is refused: it would split a header (the server side's parser already refuses them in what
-    clients send)."""
+    clients send). A client's header bytes that were not UTF-8 (aiohttp decodes them with `surrogateescape`) are
+    sent as they came."""
     sized = method != "GET" or length > 0
     text = "".join([f"{method} {origin.prefix}{path} HTTP/1.1\r\nHost: {origin.host_header}\r\n",
                     f"Content-Length: {length}\r\n" if sized else "",
@@ -237,4 +238,4 @@ def request_head(origin: Origin, path: str, length: int, headers: dict[str, str]
     lines = len(headers) + 3 + sized
     if text.count("\n") != lines or text.count("\r") != lines:
         raise ValueError("a header name or value contains a line break")
-    return text.encode("utf-8")
+    return text.encode("utf-8", "surrogateescape")  # bytes that were not UTF-8 go on as they came

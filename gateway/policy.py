@@ -104,6 +104,8 @@ class PolicyInput:
     arrival_rates: Mapping[str, float] = field(default_factory=dict)  # shared group -> its recent requests per second
     # shared group in a baseline regime -> the (class, bucket)s whose first measurement could move it (no entry: all)
     probe_worthy: Mapping[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
+    # `scoring_candidates(candidates, regimes, exception_load)` when the caller has it (None: computed here)
+    scoring: tuple[Candidate, ...] | None = None
 
 
 @record
@@ -176,18 +178,27 @@ def _outside_regime(inp: PolicyInput, c: Candidate) -> bool:
     return c.shared and inp.regimes.get(c.group, "baseline") != c.role
 
 
-def _eligible(inp: PolicyInput, light_load: float) -> list[Candidate]:
+def scoring_candidates(candidates: tuple[Candidate, ...], regimes: Mapping[str, Role],
+                       light_load: float) -> tuple[Candidate, ...]:
+    """The candidates the cost policy predicts for: those its GPU's regime allows (`_eligible`), pruned to those
+    that can be cheapest (`_worth_scoring`). A function of its arguments only, so a caller that sees the same
+    candidates and regimes again may pass the last result as `PolicyInput.scoring` (an idle fleet, decision after
+    decision)."""
+    return tuple(_worth_scoring(_eligible(candidates, regimes, light_load)))
+
+
+def _eligible(candidates: tuple[Candidate, ...], regimes: Mapping[str, Role], light_load: float) -> list[Candidate]:
     """Candidates allowed by their GPU group's regime (a shared group is carried by one role at a time), and the
     idle server of a GPU running at most `light_load` requests: there a request's cheaper server slows few others
     (the cost of carrying a batch is what makes the idle server of a busy GPU look expensive). Only an idle one:
     a request joining the other server's few requests would look cheap for the same sticky reason, and the
     exceptions would snowball into a second regime. `decide_cost` asks an exception to win by `exception_margin`
     (on a GPU with nothing running, by the ordinary margin)."""
-    regimes = inp.regimes  # _outside_regime, written out: it runs for every candidate of every decision
-    allowed = [c for c in inp.candidates
+    # _outside_regime, written out: it runs for every candidate of every decision
+    allowed = [c for c in candidates
                if not (c.co_runners and regimes.get(c.group, "baseline") != c.role)
                or (c.load == 0 and _gpu_load(c) <= light_load)]
-    return allowed or list(inp.candidates)
+    return allowed or list(candidates)
 
 
 def _worth_scoring(candidates: Sequence[Candidate]) -> list[Candidate]:
@@ -250,7 +261,10 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     w, prompt = cfg.externality_weight, inp.features.prompt_tokens
     sampled = _sampled_tps(inp, est, cfg) if explore else est.tokens_per_step
     scored = []
-    for c in _worth_scoring(_eligible(inp, cfg.exception_load)):
+    scoring = inp.scoring
+    if scoring is None:
+        scoring = scoring_candidates(inp.candidates, inp.regimes, cfg.exception_load)
+    for c in scoring:
         # Thompson sampling only where a probe costs nobody else: a speculative backend with its own GPU.
         tps = sampled if not c.shared else est.tokens_per_step
         p = predict_on(c, est, prompt, tps)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from gateway.backends import Backend, BackendPool
+from gateway.candidates import CandidateView
 from gateway.classify import Features, classify, features, temperature_bucket
 from gateway.costmodel import OTHER_ROLE, ROLES, Role
 from gateway.learner import Learner
@@ -122,7 +123,7 @@ class Router:
         self._turn = 0
         self._regime_views: tuple[dict[str, Role], dict[str, float], dict[str, Role]] | None = None
         self._mixed_at: dict[str, float] = {}  # when each group's mix ratio was last recomputed (monotonic)
-        self._candidates: dict[str, Candidate] = {}  # per backend, the last decision's (reused when unchanged)
+        self.view = CandidateView(pool, self.adaptive.exception_load)
         # per shared group in a baseline regime: the classes whose measurement could move it (`worth_probing`)
         self.probe_worthy: dict[str, frozenset[tuple[str, str]]] = {}
 
@@ -147,24 +148,7 @@ class Router:
         )
 
     def candidates(self, now: float, exclude: frozenset[Backend]) -> tuple[Candidate, ...]:
-        """The routable backends with their loads. This runs for every backend on every decision (16 in a fleet),
-        so it is written for speed: each load computed once, and a backend's `Candidate` reused from the last
-        decision when its loads have not changed (most have not: a decision moves one backend's load)."""
-        pool = self.pool
-        load = pool.load
-        loads = {b.name: load(b, now) for b in pool.backends}  # each backend's load once, co-runners included
-        members = pool.co_members
-        last = self._candidates
-        out = []
-        for b in pool.backends:
-            if (b.healthy and now >= b.ejected_until) and b not in exclude:  # `Backend.routable`, inlined
-                name = b.name
-                co = tuple([(o.role, loads[o.name]) for o in members[name]]) if members[name] else ()
-                c = last.get(name)
-                if c is None or c.load != loads[name] or c.co_runners != co:
-                    c = last[name] = Candidate(name, b.role, b.group, loads[name], co)
-                out.append(c)
-        return tuple(out)
+        return self.view.candidates(now, exclude)
 
     def route(self, view: RequestView, request_id: str, exclude: frozenset[Backend] = frozenset()) -> Routed | None:
         f = features(view, self.classifier)
@@ -176,11 +160,12 @@ class Router:
         if needs_estimates:
             self._early_regimes(f, task_class, bucket, now)
         regimes, ratios, pending = self._regime_views or self._views()
+        candidates = self.candidates(now, exclude)
         inp = PolicyInput(
             features=f,
             task_class=task_class,
             bucket=bucket,
-            candidates=self.candidates(now, exclude),
+            candidates=candidates,
             estimates=self.estimates(f, task_class, bucket, request_id) if needs_estimates else None,
             regimes=regimes,
             regime_ratios=ratios,
@@ -190,6 +175,7 @@ class Router:
             draw=self._random(),
             sample_draw=self._random(),
             turn=self._turn,
+            scoring=self.view.scoring(candidates, regimes) if needs_estimates else None,
         )
         self._turn += 1
         decision = decide(policy, inp, self.rules, self.adaptive, self.hindsight)

@@ -203,6 +203,13 @@ def test_a_backends_candidate_is_reused_only_while_its_loads_are_unchanged() -> 
     back = {c.name: c for c in router.candidates(now, frozenset())}
     assert back[busy.name].load == 0.0 and dict(back[co.name].co_runners)[busy.role] == 0.0
     assert busy.name not in {c.name for c in router.candidates(now, frozenset({busy}))}
+    assert router.candidates(now, frozenset()) is router.candidates(now, frozenset())  # nothing moved: one tuple
+    # a backend out of rotation while its load moves is rebuilt when it is back, not served from before
+    out = pool.backends[2]
+    router.candidates(now, frozenset({out}))
+    pool.acquire(out)
+    router.candidates(now, frozenset({out}))
+    assert {c.name: c for c in router.candidates(now, frozenset())}[out.name].load == 1.0
 
 
 def test_bench_decision_reports_the_fleets_route_excess(capsys: pytest.CaptureFixture[str]) -> None:

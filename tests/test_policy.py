@@ -22,6 +22,7 @@ from gateway.policy import (
     PolicyName,
     decide,
     predict_on,
+    scoring_candidates,
 )
 from gateway.protocol import CHAT, COMPLETIONS, request_view
 from gateway.router import known_rate
@@ -427,3 +428,7 @@ def test_scoring_only_the_candidates_that_can_win_changes_no_decision(
     w = ADAPTIVE.externality_weight
     best = min(predict_on(c, est, f.prompt_tokens, tps).cost(w) for c in same_role)  # type: ignore[attr-defined]
     assert predict_on(chosen, est, f.prompt_tokens, tps).cost(w) == pytest.approx(best)  # type: ignore[attr-defined]
+    # the router passes the pruned candidates it computed for the same candidates and regimes: the same decision
+    given = dataclasses.replace(inp, scoring=scoring_candidates(inp.candidates, inp.regimes, ADAPTIVE.exception_load))
+    for policy in ("clairvoyant", "adaptive"):
+        assert decide(policy, given, RULES, ADAPTIVE) == decide(policy, inp, RULES, ADAPTIVE)

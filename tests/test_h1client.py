@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import ssl
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
+import trustme
 from aiohttp import web
 
 from gateway.bench.kit.inproc import until
@@ -341,3 +343,35 @@ async def test_a_get_carries_no_body_and_reads_the_answer() -> None:
     assert b"Authorization: Bearer k\r\n" in heads[0]
     server.close()
     await c.close()
+
+
+async def test_an_https_backend_is_reached_over_tls_with_its_name_checked() -> None:
+    """A backend URL with https: TLS with the host name verified (here against a throwaway CA)."""
+    ca = trustme.CA()
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("localhost").configure_cert(server_ctx)
+    client_ctx = ssl.create_default_context()
+    ca.configure_trust(client_ctx)
+
+    async def echo_tls(request: web.Request) -> web.Response:
+        return web.json_response({"host": request.headers["Host"], "secure": request.secure})
+
+    app = web.Application()
+    app.router.add_post(PATH, echo_tls)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "localhost", 0, ssl_context=server_ctx)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        c = client(ssl_context=client_ctx)
+        r = await c.post(f"https://localhost:{port}", PATH, b"{}", JSON)
+        assert await r.read(1000) == b'{"host": "localhost:%d", "secure": true}' % port
+        r.close()
+        untrusted = client()  # the system's CAs do not know the throwaway one
+        with pytest.raises(UpstreamConnectError):
+            await untrusted.post(f"https://localhost:{port}", PATH, b"{}", JSON)
+        await c.close()
+        await untrusted.close()
+    finally:
+        await runner.cleanup()

@@ -2,7 +2,7 @@
 
 The idle limit is a delay moved forward as chunks arrive (it covers the client write and the next read; it is
 moved once an eighth of it has passed, so a stall is detected 7/8 to 1 times the limit after the last chunk);
-a timeout that is not ours is the session's total timeout and is reported as such. A client that stops
+a timeout that is not ours is the upstream client's total timeout and is reported as such. A client that stops
 reading while we write is `client_stalled`: the connection is closed, the upstream with it.
 """
 
@@ -72,7 +72,7 @@ def first_byte_timeout(s: Settings, view: RequestView) -> float:
 async def pump(resp: UpstreamResponse, relay: Relay, first: bytes, idle: float,
                gap: BatchedObservations) -> str | None:
     """Relay chunks until the upstream ends; the error that ended it, if any (`client_stalled` when the
-    client stopped reading). `idle` bounds each gap; the session's total timeout bounds the whole."""
+    client stopped reading). `idle` bounds each gap; the client's total timeout bounds the whole."""
     loop = asyncio.get_running_loop()
     last = time.perf_counter()
     slack = idle / RESCHEDULE_FRACTION

@@ -20,7 +20,7 @@ from gateway.classify import Features, classify, features, temperature_bucket
 from gateway.costmodel import OTHER_ROLE, ROLES, Role
 from gateway.learner import Learner
 from gateway.metrics import Metrics
-from gateway.policy import Candidate, Decision, Estimates, PolicyInput, decide
+from gateway.policy import Decision, Estimates, PolicyInput, decide
 from gateway.protocol import RequestView
 from gateway.records import record
 from gateway.regime import (
@@ -147,9 +147,6 @@ class Router:
             bucket_speculative_observations=lrn.bucket_speculative_observations(bucket),
         )
 
-    def candidates(self, now: float, exclude: frozenset[Backend]) -> tuple[Candidate, ...]:
-        return self.view.candidates(now, exclude)
-
     def route(self, view: RequestView, request_id: str, exclude: frozenset[Backend] = frozenset()) -> Routed | None:
         f = features(view, self.classifier)
         task_class = classify(f, self.classifier)
@@ -160,7 +157,7 @@ class Router:
         if needs_estimates:
             self._early_regimes(f, task_class, bucket, now)
         regimes, ratios, pending = self._regime_views or self._views()
-        candidates = self.candidates(now, exclude)
+        candidates = self.view.candidates(now, exclude)
         inp = PolicyInput(
             features=f,
             task_class=task_class,
@@ -171,7 +168,7 @@ class Router:
             regime_ratios=ratios,
             regime_pending=pending,
             probe_worthy=self.probe_worthy,
-            arrival_rates=self._known_rates(now),
+            arrival_rates={g: known_rate(times, now) for g, times in self.arrivals.items()},
             draw=self._random(),
             sample_draw=self._random(),
             turn=self._turn,
@@ -187,14 +184,6 @@ class Router:
             group_load = chosen.load + sum(load for _, load in chosen.co_runners)
             self._note(chosen.group, _recent(f, task_class, bucket, group_load))
         return Routed(decision, f, task_class, bucket)
-
-    def _known_rates(self, now: float) -> dict[str, float]:
-        """`known_rate` of every shared group (written out: it runs for every group on every decision)."""
-        rates = {}
-        for group, times in self.arrivals.items():
-            n = len(times)
-            rates[group] = (n - 1) / max(now - times[0], 1e-3) if n >= RATE_MIN_ARRIVALS else math.inf
-        return rates
 
     def _views(self) -> tuple[dict[str, Role], dict[str, float], dict[str, Role]]:
         """The regimes as the policy reads them, rebuilt only when one changes (a fleet has many groups)."""

@@ -7,7 +7,6 @@ short reason (`connect`, `timeout`, `status_5xx`, `protocol`), which the proxy f
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import os
 import re
@@ -21,7 +20,6 @@ from gateway.h1client import (
     UpstreamClient,
     UpstreamConnectError,
     UpstreamDisconnected,
-    UpstreamProtocolError,
 )
 from gateway.settings import Settings
 
@@ -121,17 +119,12 @@ def _dropped(headers: CIMultiDictProxy[str], hop_by_hop: frozenset[str]) -> froz
 
 
 def map_client_error(exc: BaseException) -> UpstreamFailure:
-    if isinstance(exc, asyncio.TimeoutError | aiohttp.ServerTimeoutError):
+    """The completion client's failure (`gateway.h1client`) as a failover reason."""
+    if isinstance(exc, TimeoutError):
         return UpstreamFailure("timeout", f"upstream timed out ({type(exc).__name__})")
-    if isinstance(exc, UpstreamConnectError):
-        return UpstreamFailure("connect", str(exc))
-    if isinstance(exc, UpstreamDisconnected):
-        return UpstreamFailure("connect", f"upstream closed the connection: {exc}")
-    if isinstance(exc, UpstreamProtocolError):
-        return UpstreamFailure("protocol", str(exc))
-    if isinstance(exc, aiohttp.ClientConnectorError | ConnectionRefusedError):
+    if isinstance(exc, UpstreamConnectError | ConnectionRefusedError):
         return UpstreamFailure("connect", f"cannot connect to upstream: {exc}")
-    if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError | ConnectionResetError):
+    if isinstance(exc, UpstreamDisconnected | OSError):
         return UpstreamFailure("connect", f"upstream closed the connection: {exc}")
     return UpstreamFailure("protocol", f"bad upstream response: {type(exc).__name__}: {exc}")
 

@@ -188,28 +188,29 @@ def test_a_backends_candidate_is_reused_only_while_its_loads_are_unchanged() -> 
     router = _fleet_router(2)
     pool = router.pool
     now = time.monotonic()
-    first = {c.name: c for c in router.candidates(now, frozenset())}
-    again = {c.name: c for c in router.candidates(now, frozenset())}
+    first = {c.name: c for c in router.view.candidates(now, frozenset())}
+    again = {c.name: c for c in router.view.candidates(now, frozenset())}
     assert all(again[name] is first[name] for name in first)  # nothing moved: the same objects
     busy = pool.backends[0]
     pool.acquire(busy)
-    moved = {c.name: c for c in router.candidates(now, frozenset())}
+    moved = {c.name: c for c in router.view.candidates(now, frozenset())}
     assert moved[busy.name].load == 1.0
     co = pool.co_members[busy.name][0]
     assert dict(moved[co.name].co_runners)[busy.role] == 1.0  # its co-runner sees the new load too
     others = [b.name for b in pool.backends if b.group != busy.group]
     assert all(moved[name] is first[name] for name in others)
     pool.release(busy)
-    back = {c.name: c for c in router.candidates(now, frozenset())}
+    back = {c.name: c for c in router.view.candidates(now, frozenset())}
     assert back[busy.name].load == 0.0 and dict(back[co.name].co_runners)[busy.role] == 0.0
-    assert busy.name not in {c.name for c in router.candidates(now, frozenset({busy}))}
-    assert router.candidates(now, frozenset()) is router.candidates(now, frozenset())  # nothing moved: one tuple
+    assert busy.name not in {c.name for c in router.view.candidates(now, frozenset({busy}))}
+    # nothing moved: one tuple
+    assert router.view.candidates(now, frozenset()) is router.view.candidates(now, frozenset())
     # a backend out of rotation while its load moves is rebuilt when it is back, not served from before
     out = pool.backends[2]
-    router.candidates(now, frozenset({out}))
+    router.view.candidates(now, frozenset({out}))
     pool.acquire(out)
-    router.candidates(now, frozenset({out}))
-    assert {c.name: c for c in router.candidates(now, frozenset())}[out.name].load == 1.0
+    router.view.candidates(now, frozenset({out}))
+    assert {c.name: c for c in router.view.candidates(now, frozenset())}[out.name].load == 1.0
 
 
 def test_bench_decision_reports_the_fleets_route_excess(capsys: pytest.CaptureFixture[str]) -> None:

@@ -75,7 +75,7 @@ def measure(policy: PolicyName, n: int, backends: int = 2, layout: str = "pairs"
     policy_only = []
     views = [request_view(endpoint, body) for endpoint, body in bodies]
     classified = [(f, classify(f, router.classifier)) for f in (features(v, router.classifier) for v in views)]
-    candidates = router.candidates(time.monotonic(), frozenset())
+    candidates = router.view.candidates(time.monotonic(), frozenset())
     for i in range(n):
         f, task_class = classified[i % len(classified)]
         t0 = time.perf_counter_ns()

@@ -89,6 +89,10 @@ class UpstreamClient:
     def idle(self) -> int:
         return sum(len(idle) for idle in self._idle.values())
 
+    def waiting(self) -> int:
+        """Requests waiting for a connection at the per-backend limit."""
+        return sum(len(waiters) for waiters in self._waiters.values())
+
     async def post(self, base_url: str, path: str, body: bytes, headers: dict[str, str]) -> UpstreamResponse:
         """Send a completion request; return once the answer's status and headers have arrived."""
         return await self.request("POST", base_url, path, body, headers)

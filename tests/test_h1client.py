@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import ssl
+import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -105,29 +106,27 @@ async def test_a_kept_alive_connection_carries_the_next_request(site: Any) -> No
     await c.close()
 
 
-async def test_an_answer_closed_before_its_end_closes_the_connection(site: Any) -> None:
+async def test_an_answer_closed_before_its_end_closes_the_connection() -> None:
     gone = asyncio.Event()
 
-    async def endless(request: web.Request) -> web.StreamResponse:
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await resp.prepare(request)
-        try:
-            while True:
-                await resp.write(b"data: x\n\n")
-                await asyncio.sleep(0.01)
-        except (ConnectionResetError, asyncio.CancelledError):
+    async def endless(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     b"9\r\ndata: x\n\n\r\n")  # one event of a stream that never ends
+        await writer.drain()
+        if await reader.read() == b"":  # the client closed its side
             gone.set()
-            raise
 
-    s = await site(endless)
+    server, url = await raw_server(endless)
     c = client()
-    r = await c.post(s.url, PATH, b"{}", JSON)
+    r = await c.post(url, PATH, b"{}", JSON)
     assert (await r.readany()).startswith(b"data: x")
     r.close()
     await asyncio.wait_for(gone.wait(), GUARD_S)  # the backend saw its client leave (vLLM aborts the request)
     assert (c.in_use(), c.idle()) == (0, 0)
     with pytest.raises(UpstreamDisconnected):
         await r.readany()
+    server.close()
     await c.close()
 
 
@@ -239,7 +238,7 @@ async def test_a_reader_that_lags_pauses_the_socket_and_loses_nothing(site: Any)
 async def test_the_total_timeout_ends_an_answer_that_never_comes() -> None:
     async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
-        await asyncio.sleep(GUARD_S)
+        await reader.read()  # no answer, until the client gives up and closes
 
     server, url = await raw_server(silent)
     c = client(total_timeout_s=0.2)
@@ -273,7 +272,7 @@ async def test_at_the_limit_a_request_waits_for_a_connection_instead_of_opening_
             r.close()
 
     tasks = [asyncio.create_task(one()) for _ in range(3)]
-    await asyncio.sleep(0.2)
+    await until(lambda: open_now == 1 and c.waiting() == 2, GUARD_S)  # one at the backend, two queued
     release.set()
     assert await asyncio.wait_for(asyncio.gather(*tasks), GUARD_S) == [b"ok"] * 3
     assert peak == 1 and len(set(s.peers)) == 1
@@ -294,7 +293,10 @@ async def test_too_large_answers_stop_at_the_limit(site: Any) -> None:
 
 
 async def test_a_refused_connection_is_a_connect_error() -> None:
-    server, url = await raw_server(lambda r, w: asyncio.sleep(0))
+    async def close_at_once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+
+    server, url = await raw_server(close_at_once)
     server.close()
     await server.wait_closed()
     c = client()
@@ -313,6 +315,10 @@ def test_a_header_with_a_line_break_is_refused_and_the_head_is_exact() -> None:
             request_head(origin, PATH, 2, bad)
 
 
+def _past(deadline: float) -> Callable[[], bool]:
+    return lambda: time.monotonic() > deadline
+
+
 async def test_a_connection_idle_past_the_keepalive_is_closed_not_reused(site: Any) -> None:
     s = await site(echo)
     c = client(keepalive_s=0.05)
@@ -320,7 +326,7 @@ async def test_a_connection_idle_past_the_keepalive_is_closed_not_reused(site: A
         r = await c.post(s.url, PATH, b"{}", JSON)
         await r.read(1000)
         r.close()
-        await asyncio.sleep(0.1)
+        await until(_past(time.monotonic() + c.keepalive_s), GUARD_S)  # idle past the keep-alive
     assert len(set(s.peers)) == 2  # the first connection had gone stale: a new one served the second request
     assert c.idle() == 1
     await c.close()

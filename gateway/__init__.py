@@ -1,3 +1,33 @@
 """specgate: an OpenAI-compatible gateway that routes each request to a baseline or a speculative vLLM server."""
 
+from __future__ import annotations
+
+import sys
+
 __version__ = "0.1.0"
+
+# The routing core, compiled by mypyc in a `SPECGATE_COMPILE=1` build (setup.py reads this list).
+CORE_MODULES = ("classify", "costmodel", "domain", "learner", "learner_state", "policy", "protocol", "regime",
+                "stepfit")
+
+
+def compiled_modules() -> list[str]:
+    """The core modules this process runs compiled (imports them): empty for a pure-Python install."""
+    import importlib
+
+    found = []
+    for name in CORE_MODULES:
+        module = sys.modules.get(f"gateway.{name}") or importlib.import_module(f"gateway.{name}")
+        if (getattr(module, "__file__", None) or "").endswith((".so", ".pyd")):
+            found.append(name)
+    return found
+
+
+def build() -> str:
+    """`0.1.0 (compiled: ...)` or `0.1.0 (pure Python)`, for `specgate --version`, logs and benchmark results."""
+    compiled = compiled_modules()
+    if not compiled:
+        return f"{__version__} (pure Python)"
+    if len(compiled) == len(CORE_MODULES):
+        return f"{__version__} (routing core compiled)"
+    return f"{__version__} (compiled: {', '.join(compiled)})"

@@ -32,9 +32,9 @@ def main(argv: list[str] | None = None) -> int:
         print(usage())
         return 0
     if args[0] in ("-V", "--version"):
-        from gateway import __version__
+        from gateway import build
 
-        print(__version__)
+        print(build())
         return 0
     name, rest = args[0], args[1:]
     if name not in COMMANDS:

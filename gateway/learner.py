@@ -25,7 +25,7 @@ Every estimate starts at a prior and forgets old observations geometrically (`fo
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from gateway.costmodel import ROLES, CoRunner, Role, StepModel, step_s
 from gateway.records import record
@@ -360,4 +360,4 @@ FRACTION_REACH = 8.0  # a max_tokens above this many times the natural length sa
 
 
 def _asdict(obj: StepModel | ClassEstimate) -> dict[str, object]:
-    return obj._asdict() if isinstance(obj, StepModel) else {name: getattr(obj, name) for name in obj.__slots__}
+    return obj._asdict() if isinstance(obj, StepModel) else {f.name: getattr(obj, f.name) for f in fields(obj)}

@@ -6,7 +6,7 @@ forwarded unchanged (the original bytes are forwarded when nothing must change).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 
@@ -19,78 +19,77 @@ COMPLETIONS = "/v1/completions"
 class GatewayError(Exception):
     """An error the gateway answers itself, mapped once to an OpenAI-shaped body."""
 
-    status = 500
-    type = "server_error"
-    code: str | None = None
+    status: ClassVar[int] = 500
+    type: ClassVar[str] = "server_error"
+    default_code: ClassVar[str | None] = None
 
     def __init__(self, message: str, *, param: str | None = None, code: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.param = param
-        if code is not None:
-            self.code = code
+        self.code = code if code is not None else self.default_code
 
     def body(self) -> bytes:
         return error_body(self.message, self.type, self.param, self.code)
 
 
 class InvalidRequest(GatewayError):
-    status = 400
-    type = "invalid_request_error"
+    status: ClassVar[int] = 400
+    type: ClassVar[str] = "invalid_request_error"
 
 
 class RequestTimeout(GatewayError):
-    status = 408
-    type = "invalid_request_error"
-    code = "request_timeout"
+    status: ClassVar[int] = 408
+    type: ClassVar[str] = "invalid_request_error"
+    default_code: ClassVar[str | None] = "request_timeout"
 
 
 class BodyTooLarge(GatewayError):
-    status = 413
-    type = "invalid_request_error"
-    code = "request_too_large"
+    status: ClassVar[int] = 413
+    type: ClassVar[str] = "invalid_request_error"
+    default_code: ClassVar[str | None] = "request_too_large"
 
 
 class Unauthorized(GatewayError):
-    status = 401
-    type = "authentication_error"
-    code = "invalid_api_key"
+    status: ClassVar[int] = 401
+    type: ClassVar[str] = "authentication_error"
+    default_code: ClassVar[str | None] = "invalid_api_key"
 
 
 class NotFound(GatewayError):
-    status = 404
-    type = "invalid_request_error"
-    code = "not_found"
+    status: ClassVar[int] = 404
+    type: ClassVar[str] = "invalid_request_error"
+    default_code: ClassVar[str | None] = "not_found"
 
 
 class NoBackendAvailable(GatewayError):
-    status = 503
-    type = "server_error"
-    code = "no_healthy_backend"
+    status: ClassVar[int] = 503
+    type: ClassVar[str] = "server_error"
+    default_code: ClassVar[str | None] = "no_healthy_backend"
 
 
 class Draining(GatewayError):
-    status = 503
-    type = "server_error"
-    code = "shutting_down"
+    status: ClassVar[int] = 503
+    type: ClassVar[str] = "server_error"
+    default_code: ClassVar[str | None] = "shutting_down"
 
 
 class UpstreamUnavailable(GatewayError):
-    status = 502
-    type = "server_error"
-    code = "upstream_unavailable"
+    status: ClassVar[int] = 502
+    type: ClassVar[str] = "server_error"
+    default_code: ClassVar[str | None] = "upstream_unavailable"
 
 
 class UpstreamTimeout(GatewayError):
-    status = 504
-    type = "server_error"
-    code = "upstream_timeout"
+    status: ClassVar[int] = 504
+    type: ClassVar[str] = "server_error"
+    default_code: ClassVar[str | None] = "upstream_timeout"
 
 
 class UpstreamTooLarge(GatewayError):
-    status = 502
-    type = "server_error"
-    code = "upstream_response_too_large"
+    status: ClassVar[int] = 502
+    type: ClassVar[str] = "server_error"
+    default_code: ClassVar[str | None] = "upstream_response_too_large"
 
 
 def error_body(message: str, type_: str, param: str | None = None, code: str | int | None = None) -> bytes:

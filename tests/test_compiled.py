@@ -1,0 +1,44 @@
+"""The compiled build (`SPECGATE_COMPILE=1`, mypyc): the wheel builds, its core modules load compiled, and the
+routing core's tests and an end-to-end test pass against it, so the faster build is the same gateway."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import gateway
+
+ROOT = Path(__file__).resolve().parents[1]
+# The pure core's own tests, a property test of the policy, and requests through the whole gateway.
+SUITES = ["tests/test_policy.py", "tests/test_learner.py", "tests/test_regime.py", "tests/test_costmodel.py",
+          "tests/test_gateway.py", "tests/test_auth.py"]
+
+
+@pytest.mark.timeout(1200)  # a C build and ~80 tests on a busy 2-core machine
+def test_the_compiled_wheel_runs_the_core_compiled_and_passes_its_tests(tmp_path: Path) -> None:
+    source, wheels = tmp_path / "source", tmp_path / "wheels"  # a copy: the build writes build/ beside setup.py
+    shutil.copytree(ROOT / "gateway", source / "gateway", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    env = {**os.environ, "SPECGATE_COMPILE": "1"}
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)],
+                           env=env, capture_output=True, text=True, timeout=900)
+    assert built.returncode == 0, built.stderr[-4000:]
+    (wheel,) = wheels.glob("specgate-*.whl")
+    site = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(site)
+    run_env = {**os.environ, "PYTHONPATH": str(site)}
+    version = subprocess.run([sys.executable, "-m", "gateway", "--version"], env=run_env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=60)
+    assert version.stdout.strip() == f"{gateway.__version__} (routing core compiled)", version
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(ROOT),
+                            *(str(ROOT / s) for s in SUITES)], env=run_env, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=900)
+    assert tests.returncode == 0 and " passed" in tests.stdout, tests.stdout[-6000:]

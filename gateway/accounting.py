@@ -67,23 +67,23 @@ class Accounting:
             return  # failed attempt: counted by upstream_errors / failovers
         m = self.metrics
         role, cls = backend.role, ctx.routed.task_class
-        m.child(m.requests, backend.name, role, cls, outcome.status).inc()
+        m.counted(m.requests, backend.name, role, cls, outcome.status).inc()
         d = ctx.routed.decision
         if outcome.status != "200":
             self.access_log(ctx, backend, outcome, e2e, loads)
             return
-        m.child(m.duration, role, cls).observe(e2e)
+        m.observed(m.duration, role, cls).observe(e2e)
         if outcome.ttft_s is not None:
-            m.child(m.ttft, role, cls).observe(outcome.ttft_s)
+            m.observed(m.ttft, role, cls).observe(outcome.ttft_s)
         tokens = outcome.completion_tokens or 0
         m.observe_shape(cls, ctx.routed.bucket, ctx.routed.features.prompt_tokens, tokens)
         if tokens:
-            m.child(m.output_tokens, role, cls).inc(tokens)
+            m.counted(m.output_tokens, role, cls).inc(tokens)
             if tokens > 1 and outcome.ttft_s is not None and ctx.stream:
-                m.child(m.tpot, role, cls).observe((e2e - outcome.ttft_s) / (tokens - 1))
+                m.observed(m.tpot, role, cls).observe((e2e - outcome.ttft_s) / (tokens - 1))
         if d.predicted_e2e_s is not None and role == d.role:
-            m.child(m.predicted, role, cls).observe(d.predicted_e2e_s)
-            m.child(m.prediction_error, role).observe(abs(d.predicted_e2e_s - e2e) / max(e2e, 1e-6))
+            m.observed(m.predicted, role, cls).observe(d.predicted_e2e_s)
+            m.observed(m.prediction_error, role).observe(abs(d.predicted_e2e_s - e2e) / max(e2e, 1e-6))
         if tokens and ctx.routed.features.n == 1:
             self.learner.observe(Observation(
                 role=role, task_class=cls, bucket=ctx.routed.bucket, prompt_tokens=ctx.routed.features.prompt_tokens,

@@ -15,7 +15,7 @@ from gateway.backends import Backend, BackendPool
 from gateway.handlers import add_routes, make_middleware
 from gateway.learner import Learner
 from gateway.logevents import log_event
-from gateway.metrics import Metrics
+from gateway.metrics import FLUSH_INTERVAL_S, Metrics
 from gateway.proxy import Proxy
 from gateway.router import Router
 from gateway.settings import Settings, redact_url
@@ -69,6 +69,7 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
         asyncio.create_task(state.pool.run_health(client), name="specgate-health"),
         asyncio.create_task(state.pool.run_scrape(client), name="specgate-scrape"),
         asyncio.create_task(_export_loop(state), name="specgate-export"),
+        asyncio.create_task(_flush_loop(state), name="specgate-metrics-flush"),
     ]
     if settings.state_file is not None:
         saver = persist.save_periodically(settings, state.learner, state.router)
@@ -79,6 +80,7 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
     for task in tasks:
         with contextlib.suppress(asyncio.CancelledError):
             await task
+    state.metrics.flush()
     if settings.state_file is not None:
         try:
             persist.save(settings.state_file, state.learner, state.router)
@@ -87,6 +89,14 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
     await session.close()
     await client.close()
     state.proxy.intake.close()
+
+
+async def _flush_loop(state: AppState) -> None:
+    """The request path's counts reach the Prometheus values within `FLUSH_INTERVAL_S`, for another worker's
+    `/metrics` (multiprocess mode); this process's own render flushes first."""
+    while True:
+        await asyncio.sleep(FLUSH_INTERVAL_S)
+        state.metrics.flush()
 
 
 async def _export_loop(state: AppState) -> None:

@@ -28,7 +28,7 @@ from gateway.h1client import ResponseTooLarge, UpstreamClient, UpstreamError, Up
 from gateway.intake import Intake
 from gateway.learner import Learner
 from gateway.logevents import event_line, log_event
-from gateway.metrics import BatchedObservations, Metrics
+from gateway.metrics import Metrics
 from gateway.protocol import (
     CHAT,
     GatewayError,
@@ -105,7 +105,7 @@ class Proxy:
         if routed is None:
             raise NoBackendAvailable("No healthy backend is available.")
         d = routed.decision
-        self.metrics.child(self.metrics.decisions, d.role, routed.task_class, d.reason).inc()
+        self.metrics.counted(self.metrics.decisions, d.role, routed.task_class, d.reason).inc()
         headers = dict(upstream_headers(request.headers, self.settings, self.client_auth_on, rid))
         headers["Content-Type"] = "application/json"
         ctx = Context(request, endpoint, t0, rid, routed, view.stream, changed is not None,
@@ -206,7 +206,7 @@ class Proxy:
         try:
             if not ctx.overhead_recorded:
                 ctx.overhead_recorded = True
-                self.metrics.overhead.observe(time.perf_counter() - ctx.t0)
+                self.metrics.observed(self.metrics.overhead).observe(time.perf_counter() - ctx.t0)
             async with asyncio.timeout(ctx.first_byte_timeout_s) as deadline:
                 try:
                     sent = ctx.headers
@@ -273,12 +273,8 @@ class Proxy:
         assert task is not None
         self._streams.add(task)
         try:
-            gaps = BatchedObservations(self.metrics.child(self.metrics.inter_chunk, backend.role,
-                                                          ctx.routed.task_class))
-            try:
-                error = await pump(resp, relay, first, self.settings.idle_timeout_s, gaps)
-            finally:
-                gaps.flush()
+            gaps = self.metrics.observed(self.metrics.inter_chunk, backend.role, ctx.routed.task_class)
+            error = await pump(resp, relay, first, self.settings.idle_timeout_s, gaps)
         except asyncio.CancelledError:
             if self.stopping:  # the drain ran out: tell the client why its stream ends
                 with contextlib.suppress(Exception):

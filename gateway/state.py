@@ -37,6 +37,7 @@ class AppState:
     multiprocess_dir: str | None = field(default_factory=lambda: os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
 
     def render_metrics(self) -> bytes:
+        self.metrics.flush()
         if self.multiprocess_dir:
             registry = CollectorRegistry()
             MultiProcessCollector(registry, path=self.multiprocess_dir)  # type: ignore[no-untyped-call]

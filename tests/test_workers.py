@@ -44,7 +44,7 @@ async def test_two_workers_share_a_port_and_merge_metrics(fakes: FakePair, tmp_p
                     assert r.status == 200
             await asyncio.gather(*(one() for _ in range(n)))
             totals: list[float] = []
-            for _ in range(40):  # whichever worker answers, the count is the sum over both
+            for _ in range(200):  # whichever worker answers, the count is the sum over both (flushed every 0.5 s)
                 async with s.get(url + "/metrics") as r:
                     text = await r.text()
                 found = re.findall(r'^specgate_requests_total\{[^}]*status="200"\} (\S+)$', text, re.M)

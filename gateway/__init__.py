@@ -6,17 +6,19 @@ import sys
 
 __version__ = "0.1.0"
 
-# The routing core, compiled by mypyc in a `SPECGATE_COMPILE=1` build (setup.py reads this list).
-CORE_MODULES = ("classify", "costmodel", "domain", "learner", "learner_state", "policy", "protocol", "regime",
-                "stepfit")
+# Compiled by mypyc in a `SPECGATE_COMPILE=1` build (setup.py reads this list): the pure routing core, and the
+# request path's own modules around it (routing glue, the pool, accounting, metrics, the stream relay).
+COMPILED_MODULES = ("classify", "costmodel", "domain", "learner", "learner_state", "policy", "protocol", "regime",
+                    "stepfit", "router", "candidates", "accounting", "backends", "metrics", "streaming", "accesslog",
+                    "upstream", "relay")
 
 
 def compiled_modules() -> list[str]:
-    """The core modules this process runs compiled (imports them): empty for a pure-Python install."""
+    """The modules this process runs compiled (imports them): empty for a pure-Python install."""
     import importlib
 
     found = []
-    for name in CORE_MODULES:
+    for name in COMPILED_MODULES:
         module = sys.modules.get(f"gateway.{name}") or importlib.import_module(f"gateway.{name}")
         if (getattr(module, "__file__", None) or "").endswith((".so", ".pyd")):
             found.append(name)
@@ -28,6 +30,6 @@ def build() -> str:
     compiled = compiled_modules()
     if not compiled:
         return f"{__version__} (pure Python)"
-    if len(compiled) == len(CORE_MODULES):
-        return f"{__version__} (routing core compiled)"
+    if len(compiled) == len(COMPILED_MODULES):
+        return f"{__version__} (compiled)"
     return f"{__version__} (compiled: {', '.join(compiled)})"

@@ -19,7 +19,6 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
-from multidict import CIMultiDictProxy
 
 from gateway.accounting import Accounting
 from gateway.backends import Backend, BackendPool
@@ -43,6 +42,7 @@ from gateway.settings import Settings
 from gateway.streaming import COMPLETION_TOKENS, SseTap
 from gateway.upstream import (
     RETRY_STATUSES,
+    StatusFailure,
     UpstreamFailure,
     map_client_error,
     request_id,
@@ -169,11 +169,10 @@ class Proxy:
         if failed is None:
             raise NoBackendAvailable("No healthy backend is available.")
         last, backend = failed
-        if isinstance(last, _StatusFailure):
-            self.metrics.requests.labels(last.backend.name, last.backend.role, ctx.routed.task_class,
-                                         str(last.status)).inc()
+        if isinstance(last, StatusFailure):
+            self.metrics.requests.labels(backend.name, backend.role, ctx.routed.task_class, str(last.status)).inc()
             headers = response_headers(last.headers)
-            headers.update(self._headers(ctx, last.backend))
+            headers.update(self._headers(ctx, backend))
             return web.Response(status=last.status or 502, body=last.body, headers=headers)
         error: GatewayError = (UpstreamTimeout(f"Upstream timed out after {ctx.attempts} attempt(s).")
                                if last.reason == "timeout" else
@@ -217,7 +216,7 @@ class Proxy:
                     raise map_client_error(exc) from None
                 if resp.status in RETRY_STATUSES:
                     body = await _read_or_fail(resp, self.settings.max_response_bytes)
-                    raise _StatusFailure(backend, resp.status, body, resp.headers)
+                    raise StatusFailure(resp.status, body, resp.headers)
                 if 300 <= resp.status < 400:
                     raise UpstreamFailure("protocol", f"upstream answered a redirect ({resp.status}); not followed",
                                           suspect=True)
@@ -328,16 +327,6 @@ def _attempt_failure(ctx: Context, backend: Backend, outcome: Outcome, exc: Exce
     outcome.status = "error"
     log.exception(event_line("attempt_error", id=ctx.request_id, backend=backend.name))
     return exc
-
-
-class _StatusFailure(UpstreamFailure):
-    """A retryable upstream status; kept so the last one can be passed through to the client."""
-
-    def __init__(self, backend: Backend, status: int, body: bytes, headers: CIMultiDictProxy[str]) -> None:
-        super().__init__("status_5xx", f"upstream answered {status}", status=status, suspect=True)
-        self.backend = backend
-        self.body = body
-        self.headers = headers
 
 
 async def _read_or_fail(resp: UpstreamResponse, limit: int) -> bytes:

@@ -48,6 +48,15 @@ class UpstreamFailure(Exception):
         self.suspect = suspect
 
 
+class StatusFailure(UpstreamFailure):
+    """A retryable upstream status (5xx); kept so the last one can be passed through to the client."""
+
+    def __init__(self, status: int, body: bytes, headers: CIMultiDictProxy[str]) -> None:
+        super().__init__("status_5xx", f"upstream answered {status}", status=status, suspect=True)
+        self.body = body
+        self.headers = headers
+
+
 def create_session(settings: Settings) -> aiohttp.ClientSession:
     connector = aiohttp.TCPConnector(limit=0, limit_per_host=settings.max_connections_per_backend,
                                      ttl_dns_cache=300, enable_cleanup_closed=True)

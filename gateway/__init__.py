@@ -7,10 +7,11 @@ import sys
 __version__ = "0.1.0"
 
 # Compiled by mypyc in a `SPECGATE_COMPILE=1` build (setup.py reads this list): the pure routing core, and the
-# request path's own modules around it (routing glue, the pool, accounting, metrics, the stream relay).
+# request path's own modules around it (the proxy, routing glue, the pool, accounting, metrics, the stream relay,
+# the upstream client).
 COMPILED_MODULES = ("classify", "costmodel", "domain", "learner", "learner_state", "policy", "protocol", "regime",
                     "stepfit", "router", "candidates", "accounting", "backends", "metrics", "streaming", "accesslog",
-                    "upstream", "relay")
+                    "upstream", "relay", "h1conn", "h1client", "proxy", "intake")
 
 
 def compiled_modules() -> list[str]:

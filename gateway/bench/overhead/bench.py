@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -78,6 +79,7 @@ class Bench:
         self.notes: list[str] = []
         self.loadgen: LoadGen | None = None
         self.sent: dict[str, int] = {}
+        self.builds: dict[str, str] = {}  # specgate target -> `specgate --version` under its environment
 
     # --- processes
     def start_backends(self) -> None:
@@ -100,6 +102,7 @@ class Bench:
         for item in [*self.args.gateway_env, *(extra_env or [])]:
             key, _, value = item.partition("=")
             env[key] = value
+        self.builds[name] = build_of(env)
         proc = start(name, ["-m", "gateway", "serve"], cpus=cpus, env=env, log_dir=self.log_dir, nice=self.args.nice)
         self.procs.append(proc)
         url = f"http://127.0.0.1:{port}"
@@ -248,6 +251,17 @@ class Bench:
         ok, growth = flat([(float(n), mb) for n, mb in series])
         return {"requests": total, "concurrency": concurrency, "errors": errors, "series": series,
                 "start_mb": series[0][1], "end_mb": series[-1][1], "growth_second_half_mb": growth, "flat": ok}
+
+
+def build_of(env: dict[str, str]) -> str:
+    """What `specgate --version` says under a target's environment: pure Python or compiled (a variant's
+    PYTHONPATH may point at another build)."""
+    try:
+        out = subprocess.run([sys.executable, "-m", "gateway", "--version"], env={**os.environ, **env},
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"unknown ({type(exc).__name__})"
+    return out.stdout.strip() or f"unknown (exit {out.returncode})"
 
 
 def progress(message: str) -> None:

@@ -152,6 +152,7 @@ def main(argv: list[str]) -> int:
         bench.notes.append("specgate runs with its default settings (adaptive policy, metrics, headers, JSON access "
                            "log line per request written to a file) plus --gateway-env: "
                            + (", ".join(args.gateway_env) or "none"))
+        results["builds"] = bench.builds
         results["points"] = bench.measure_points(bench.targets, concurrencies)
         proxied = [t for t in bench.targets if t.proc is not None]
         rss: dict[str, Any] = {"open_streams": {}, "long_run": {}}

@@ -64,6 +64,7 @@ def markdown(results: dict[str, Any]) -> str:
         f"- command: `{results['command']}`",
         f"- code: commit {results.get('git', {}).get('commit', '?')}, gateway files modified in the working tree: "
         f"{', '.join(results.get('git', {}).get('modified', [])) or 'none'}",
+        "- builds: " + ("; ".join(f"{name}: {build}" for name, build in results.get("builds", {}).items()) or "?"),
         f"- pinning: {results['config']['pinning']}; niceness {results['config'].get('nice', 0)}",
         f"- requests per point: {results['config']['requests']} (c=1: {results['config']['requests_c1']}), "
         f"warm-up {results['config']['warmup']}, repeats {results['config']['repeats']}, "

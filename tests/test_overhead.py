@@ -14,7 +14,7 @@ import pytest
 from gateway.bench.overhead import cli
 from gateway.bench.overhead.backend import BackendState, metrics_text, stream_events
 from gateway.bench.overhead.profile import hot_spots
-from gateway.bench.overhead.stats import flat, percentile
+from gateway.bench.overhead.stats import evaluate, flat, percentile
 from gateway.vllm_metrics import parse_vllm_metrics
 
 
@@ -41,6 +41,22 @@ def test_stats_helpers() -> None:
 
 
 @pytest.mark.timeout(60)
+def test_the_fleet_target_pairs_repeats_and_takes_the_median_difference() -> None:
+    """The host drifts between repeats more than the target's 0.05 ms: the fleet is compared with the two-backend
+    gateway within each repeat (they ran back to back), and the median of those differences is judged."""
+    def point(target: str, cpus: list[float]) -> dict[str, object]:
+        return {"target": target, "mode": "plain", "concurrency": 1, "median": {"cpu_ms_per_req": sorted(cpus)[1]},
+                "runs": [{"cpu_ms_per_req": c} for c in cpus]}
+
+    # the medians differ by 0.12 (0.62 against 0.50), but within each repeat the fleet costs +0.02, +0.12, +0.02
+    points = [point("specgate", [0.30, 0.50, 0.60]), point("specgate-fleet16", [0.32, 0.62, 0.62])]
+    (row,) = [r for r in evaluate(points, {}, None) if r["target"] == "CPU per request, fleet16 vs 2 backends"]
+    assert row["measured"] == pytest.approx(0.02) and row["result"] == "PASS", row
+    points[1] = point("specgate-fleet16", [0.40, 0.62, 0.70])  # +0.10, +0.12, +0.10
+    (row,) = [r for r in evaluate(points, {}, None) if r["target"] == "CPU per request, fleet16 vs 2 backends"]
+    assert row["measured"] == pytest.approx(0.10) and row["result"] == "MISS", row
+
+
 def test_smoke_run_writes_results(tmp_path: Path) -> None:
     rc = cli.main(["--quick", "--concurrency", "1,4", "--requests", "10", "--requests-c1", "5", "--warmup", "2",
                    "--open-streams", "10", "--open-stream-delay-s", "0.005", "--long-requests", "200",

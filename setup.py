@@ -3,14 +3,15 @@
 The compiled modules (`gateway.COMPILED_MODULES`) are the routing core (plain data in, decision out) and the request
 path's own modules around it. They behave the same compiled or not (tests/test_compiled.py builds the compiled
 wheel and runs the core's and the gateway's tests against it); compiled, a request costs less CPU (docs/results.md,
-"Overhead"). Without the variable everything stays pure Python. Leave it off for an editable install: an edited
-module would be shadowed by its stale compiled copy.
+"Overhead"). Without the variable everything stays pure Python, and an editable install (`pip install -e`) always
+does: a compiled copy beside its source would shadow later edits.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,9 @@ def compiled_modules() -> list[str]:
 
 def ext_modules() -> list[Any]:
     if os.environ.get("SPECGATE_COMPILE", "").lower() not in {"1", "true", "yes"}:
+        return []
+    if "editable_wheel" in sys.argv:  # `pip install -e`: compiled copies beside the sources would shadow edits
+        print("specgate: SPECGATE_COMPILE ignored for an editable install (it stays pure Python)", file=sys.stderr)
         return []
     from mypyc.build import mypycify
 

@@ -153,7 +153,7 @@ class Metrics:
 
     def flush(self) -> None:
         """Add what the request path gathered to the Prometheus children: before every `/metrics` render, every
-        export tick (so another worker's render sees it in multiprocess mode) and at shutdown."""
+        `FLUSH_INTERVAL_S` (so another worker's render sees it in multiprocess mode) and at shutdown."""
         for count in self._counts.values():
             count.flush()
         for observations in self._observations.values():

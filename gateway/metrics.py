@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -137,19 +138,11 @@ class Metrics:
 
     def counted(self, family: Counter, *labels: str) -> BatchedCount:
         """A counter child whose increments wait in this process until `flush` (the request path's counters)."""
-        key = (id(family), labels)
-        found = self._counts.get(key)
-        if found is None:
-            found = self._counts[key] = BatchedCount(family.labels(*labels) if labels else family)
-        return found
+        return _batched(self._counts, family, labels, BatchedCount)
 
     def observed(self, family: Histogram, *labels: str) -> BatchedObservations:
         """A histogram child whose observations wait in this process until `flush` (the request path's)."""
-        key = (id(family), labels)
-        found = self._observations.get(key)
-        if found is None:
-            found = self._observations[key] = BatchedObservations(family.labels(*labels) if labels else family)
-        return found
+        return _batched(self._observations, family, labels, BatchedObservations)
 
     def flush(self) -> None:
         """Add what the request path gathered to the Prometheus children: before every `/metrics` render, every
@@ -175,6 +168,19 @@ class Metrics:
             self.acceptance_length.labels(name, role)
         for reason in ("connect", "timeout", "status_5xx", "protocol", "midstream"):
             self.upstream_errors.labels(name, role, reason)
+
+
+B = TypeVar("B", "BatchedCount", "BatchedObservations")
+
+
+def _batched(store: dict[tuple[int, tuple[str, ...]], B], family: Counter | Histogram, labels: tuple[str, ...],
+             make: Callable[[Any], B]) -> B:
+    """The batching wrapper of `family`'s child with `labels` (the family itself when it has none), made once."""
+    key = (id(family), labels)
+    found = store.get(key)
+    if found is None:
+        found = store[key] = make(family.labels(*labels) if labels else family)
+    return found
 
 
 class BatchedObservations:

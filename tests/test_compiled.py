@@ -42,7 +42,8 @@ def test_the_compiled_wheel_runs_compiled_and_passes_the_cores_and_the_gateways_
     version = subprocess.run([sys.executable, "-m", "gateway", "--version"], env=run_env, cwd=tmp_path,
                              capture_output=True, text=True, timeout=60)
     assert version.stdout.strip() == f"{gateway.__version__} (compiled)", version
-    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(ROOT),
-                            *(str(ROOT / s) for s in SUITES)], env=run_env, cwd=tmp_path,
+    # --import-mode=append: the tests' directory goes after PYTHONPATH, so `gateway` is the wheel's compiled one
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--import-mode=append",
+                            "--rootdir", str(ROOT), *(str(ROOT / s) for s in SUITES)], env=run_env, cwd=tmp_path,
                            capture_output=True, text=True, timeout=900)
     assert tests.returncode == 0 and " passed" in tests.stdout, tests.stdout[-6000:]

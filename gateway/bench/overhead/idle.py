@@ -7,21 +7,18 @@ from every backend. Charged per request, that fixed cost is (ms a second) / (req
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
+import tempfile
 import time
-
-import psutil
+from pathlib import Path
 
 from gateway.bench.kit.procs import free_port
+from gateway.bench.overhead.procs import Proc, start, wait_http
 
 
-def cpu_ms_per_s(pid: int, seconds: float) -> float:
-    proc = psutil.Process(pid)
-    before, t0 = sum(proc.cpu_times()[:2]), time.monotonic()
+def cpu_ms_per_s(proc: Proc, seconds: float) -> float:
+    before, t0 = proc.cpu_s(), time.monotonic()
     time.sleep(seconds)
-    return float(1000 * (sum(proc.cpu_times()[:2]) - before) / (time.monotonic() - t0))
+    return 1000 * (proc.cpu_s() - before) / (time.monotonic() - t0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,30 +28,34 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=10.0)
     args = p.parse_args(argv)
     sizes = [int(n) for n in args.backends.split(",")]
-    ports = {role: free_port() for role in ("baseline", "speculative")}
-    servers = [subprocess.Popen([sys.executable, "-m", "gateway.bench.overhead.backend", "--port", str(port),
-                                 "--role", role], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-               for role, port in ports.items()]
     results: dict[int, list[float]] = {n: [] for n in sizes}
-    try:
-        time.sleep(2.0)  # the backends bind
-        for _ in range(args.rounds):
-            for n in sizes:
+    with tempfile.TemporaryDirectory(prefix="specgate-idle-") as logs:
+        log_dir = Path(logs)
+        urls: dict[str, str] = {}
+        servers: list[Proc] = []
+        try:
+            for role in ("baseline", "speculative"):
                 port = free_port()
-                env = {**os.environ, "SPECGATE_PORT": str(port), "SPECGATE_HOST": "127.0.0.1"}
-                for role, backend in ports.items():  # n // 2 entries each, all pointing at one server
-                    env[f"SPECGATE_{role.upper()}_URLS"] = ",".join([f"http://127.0.0.1:{backend}"] * max(n // 2, 1))
-                gateway = subprocess.Popen([sys.executable, "-m", "gateway", "serve"], env=env,
-                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                try:
-                    time.sleep(4.0)  # started, first health checks and scrapes done
-                    results[n].append(cpu_ms_per_s(gateway.pid, args.seconds))
-                finally:
-                    gateway.terminate()
-                    gateway.wait(20)
-    finally:
-        for server in servers:
-            server.terminate()
+                servers.append(start(f"backend-{role}", ["-m", "gateway.bench.overhead.backend", "--port", str(port),
+                                                         "--role", role], cpus=None, log_dir=log_dir))
+                urls[role] = f"http://127.0.0.1:{port}"
+                wait_http(servers[-1], urls[role] + "/health")
+            for _ in range(args.rounds):
+                for n in sizes:
+                    port = free_port()
+                    env = {"SPECGATE_PORT": str(port), "SPECGATE_HOST": "127.0.0.1"}
+                    for role, url in urls.items():  # n // 2 entries each, all pointing at one server
+                        env[f"SPECGATE_{role.upper()}_URLS"] = ",".join([url] * max(n // 2, 1))
+                    gateway = start(f"specgate-{n}", ["-m", "gateway", "serve"], cpus=None, env=env, log_dir=log_dir)
+                    try:
+                        wait_http(gateway, f"http://127.0.0.1:{port}/health")
+                        time.sleep(2.0)  # the first health checks and scrapes are done
+                        results[n].append(cpu_ms_per_s(gateway, args.seconds))
+                    finally:
+                        gateway.stop()
+        finally:
+            for server in servers:
+                server.stop()
     for n, values in results.items():
         print(f"{n:3d} backends: " + ", ".join(f"{v:.1f}" for v in values) + " ms of CPU a second, idle")
     return 0

@@ -130,3 +130,28 @@ def test_robust_table_pairs_static_and_adaptive_runs(tmp_path: Path, capsys: pyt
     assert robust_table([str(tmp_path)]) == 0
     (row,) = [line for line in capsys.readouterr().out.splitlines() if "| fresh-a |" in line]
     assert "| [0.8, 0.84, 0.9] | 1.05 | 1.125 | [50.0, 50.0, 50.0] |" in row  # median and worst over 0.8
+
+
+def test_mix_accuracy_compares_the_held_mix_with_the_statics(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from gateway.bench.mix_accuracy import main as mix_accuracy
+    from gateway.bench.mix_accuracy import measured_ratio
+
+    def reqs(e2e: list[float]) -> list[dict[str, object]]:
+        return [{"e2e_s": x} for x in e2e]
+
+    # only the last 64 requests count: the first one (100 s on the baseline) is outside the window
+    static = {"policies": {"baseline": {"requests": reqs([100.0] + [1.2] * 64)},
+                           "speculative": {"requests": reqs([0.1] + [1.0] * 64)}}}
+    assert measured_ratio(static) == pytest.approx(1.2)
+    step = {"base_s": 0.005, "per_request_s": 0.0001, "observations": 7}
+    adaptive = {"policies": {"adaptive": {"learned": {
+        "regimes": {"pair-0": {"role": "speculative", "mix_ratio": 1.32, "mix": {"load": 3.0}}},
+        "learner": {"step_models": {"baseline": step, "speculative": step}}}}}}
+    (tmp_path / "static--cell.json").write_text(json.dumps(static))
+    (tmp_path / "adaptive--cell.json").write_text(json.dumps(adaptive))
+    (tmp_path / "adaptive--unpaired.json").write_text(json.dumps(adaptive))
+    assert mix_accuracy([str(tmp_path)]) == 0
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| cell | speculative")]
+    assert "| 1.320 | 1.200 | 1.100 | 3.0 |" in row
+    assert "baseline 5.00 + 0.100 (7)" in row

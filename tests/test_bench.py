@@ -155,3 +155,23 @@ def test_mix_accuracy_compares_the_held_mix_with_the_statics(tmp_path: Path,
     (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| cell | speculative")]
     assert "| 1.320 | 1.200 | 1.100 | 3.0 |" in row
     assert "baseline 5.00 + 0.100 (7)" in row
+
+
+def test_evaluate_robust_summarizes_each_cell_with_the_regimes_accuracy(tmp_path: Path) -> None:
+    from gateway.bench.evaluate import main as evaluate
+
+    def reqs(e2e: float, backend: str, repeat: int | None = None) -> list[dict[str, object]]:
+        return [{"e2e_s": e2e, "backend": backend, "repeat": repeat} for _ in range(10)]
+
+    learned = {"regimes": {"pair-0": {"role": "baseline", "mix_ratio": 0.9, "mix": {"load": 1.0}}}}
+    doc = {"profile": "h200-ngram", "workload": "/w/mixed-low.jsonl", "time_scale": 1.0, "policies": {
+        "baseline": {"summary": {"mean_e2e_s": 1.0}, "requests": reqs(1.0, "baseline")},
+        "speculative": {"summary": {"mean_e2e_s": 1.25}, "requests": reqs(1.25, "speculative")},
+        "adaptive": {"requests": reqs(1.02, "baseline", 1) + reqs(1.0, "baseline", 2), "learned": learned}}}
+    (tmp_path / "robust--h200-ngram--mixed-low--x1.json").write_text(json.dumps(doc))
+    assert evaluate(["--robust", "--only-summarize", "--workloads", "mixed-low", "--scales", "1",
+                     "--out-dir", str(tmp_path)]) == 0
+    page = (tmp_path / "ROBUST.md").read_text()
+    assert "| 1.01 | 1.02 | [0.0, 0.0] |" in page  # median and worst of the two seeds over the baseline's 1.0
+    (accuracy,) = [line for line in page.splitlines() if line.startswith("| mixed-low x1 |")]
+    assert "| baseline | 0.900 | 0.800 | 1.125 | 1.0 |" in accuracy  # 1.0 / 1.25 measured

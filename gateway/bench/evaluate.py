@@ -19,6 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gateway.bench.mix_accuracy import accuracy_row
+from gateway.bench.mix_accuracy import markdown as accuracy_markdown
+
 MATRIX: list[tuple[str, str, float]] = [
     ("h200-ngram", "mixed-low", 0.25),
     ("h200-ngram", "mixed-medium", 0.5),
@@ -93,12 +96,8 @@ def bench_cell(common: list[str], others: list[str], out: Path) -> None:
         others_out.unlink()
 
 
-def robust_row(path: Path) -> dict[str, object]:
-    """Adaptive over seeds against the better static server of one cell (`bench --repeat` with one seed each)."""
-    return robust_row_of(json.loads(path.read_text()))
-
-
 def robust_row_of(doc: dict[str, Any]) -> dict[str, object]:
+    """Adaptive over seeds against the better static server of one cell (`bench --repeat` with one seed each)."""
     pol = doc["policies"]
     best_name = min(("baseline", "speculative"), key=lambda n: pol[n]["summary"]["mean_e2e_s"])
     best = pol[best_name]["summary"]["mean_e2e_s"]
@@ -140,11 +139,18 @@ def spread_over_scales(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+MIX_ACCURACY_ABOUT = ("How right the regime was: the mix ratio it held at the end of the cell's last adaptive run "
+                      "(the window's predicted cost on the baseline over the speculative server's) against the static "
+                      "runs' mean end-to-end ratio over the trace's last 64 requests "
+                      "(`python -m gateway.bench.mix_accuracy`).")
+
+
 def run_robust(args: argparse.Namespace) -> int:
     """Each one-GPU cell at several time scales, adaptive with several seeds (`bench --repeat`, seed + repeat)."""
     workloads = args.workloads.split(",") if args.workloads else list(ROBUST_WORKLOADS)
     scales = [float(x) for x in args.scales.split(",")] if args.scales else list(ROBUST_SCALES)
     rows: list[dict[str, Any]] = []
+    accuracy: list[dict[str, object]] = []  # the regime's mix at the end of each cell against the statics
     for workload in workloads:
         for scale in scales:
             limit = f"--first{args.limit}" if args.limit else ""
@@ -158,13 +164,16 @@ def run_robust(args: argparse.Namespace) -> int:
                 first = path.stem.partition("--first")[2]
                 if path.stem.endswith("--others") or (first and not first.isdigit()):
                     continue
-                rows.append(robust_row(path) | ({"workload": f"{workload} (first {first})"} if first else {}))
+                doc = json.loads(path.read_text())
+                rows.append(robust_row_of(doc) | ({"workload": f"{workload} (first {first})"} if first else {}))
+                accuracy.append(accuracy_row(f"{workload} x{scale:g}{limit}", doc, doc))
                 break
     write_table(args.out_dir / "ROBUST.md", "Robustness: adaptive over seeds and time scales",
                 f"One emulated pair on one simulated GPU; mean end-to-end seconds (simulated). Adaptive runs "
                 f"{len(SEEDS)} seeds (SPECGATE_RANDOM_SEED 1..3); the static servers once. Command: `specgate "
                 f"evaluate --robust --profile {args.profile} --workloads {','.join(workloads)} --scales "
-                f"{','.join(f'{x:g}' for x in scales)}`.", robust_markdown(rows) + "\n" + spread_over_scales(rows))
+                f"{','.join(f'{x:g}' for x in scales)}`.", robust_markdown(rows) + "\n" + spread_over_scales(rows)
+                + f"\n{MIX_ACCURACY_ABOUT}\n\n" + accuracy_markdown(accuracy))
     return 0
 
 

@@ -28,12 +28,12 @@ def measured_ratio(static_doc: dict[str, Any], last: int = WINDOW) -> float:
 
 
 def accuracy_row(name: str, static_doc: dict[str, Any], adaptive_doc: dict[str, Any]) -> dict[str, object]:
-    learned = adaptive_doc["policies"]["adaptive"]["learned"]
+    learned = adaptive_doc["policies"]["adaptive"].get("learned") or {}
     regimes = learned.get("regimes") or {}
     regime: dict[str, Any] = next(iter(regimes.values()), {})
     model = regime.get("mix_ratio")
     truth = measured_ratio(static_doc)
-    steps = learned["learner"]["step_models"]
+    steps = (learned.get("learner") or {}).get("step_models") or {}
     return {"cell": name, "role": regime.get("role"), "model": model, "measured": truth,
             "error": None if model is None else model / truth, "load": (regime.get("mix") or {}).get("load"),
             "steps_ms": {role: (1e3 * m["base_s"], 1e3 * m["per_request_s"], m["observations"])

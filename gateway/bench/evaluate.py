@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gateway.bench.mix_accuracy import accuracy_row
+from gateway.bench.mix_accuracy import WINDOW, accuracy_row
 from gateway.bench.mix_accuracy import markdown as accuracy_markdown
 
 MATRIX: list[tuple[str, str, float]] = [
@@ -141,7 +141,7 @@ def spread_over_scales(rows: list[dict[str, Any]]) -> str:
 
 MIX_ACCURACY_ABOUT = ("How right the regime was: the mix ratio it held at the end of the cell's last adaptive run "
                       "(the window's predicted cost on the baseline over the speculative server's) against the static "
-                      "runs' mean end-to-end ratio over the trace's last 64 requests "
+                      f"runs' mean end-to-end ratio over the trace's last {WINDOW} requests "
                       "(`python -m gateway.bench.mix_accuracy`).")
 
 

@@ -16,7 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-WINDOW = 64  # the default SPECGATE_REGIME_WINDOW_REQUESTS
+from gateway.settings import Settings
+
+WINDOW: int = Settings.model_fields["regime_window_requests"].default  # the regime's window, by default
 
 
 def measured_ratio(static_doc: dict[str, Any], last: int = WINDOW) -> float:

@@ -56,12 +56,14 @@ def aggregate(runs: list[dict[str, Any]]) -> dict[str, dict[str, float | None]]:
     return out
 
 
+def find_point(points: list[dict[str, Any]], target: str, mode: str, c: int) -> dict[str, Any] | None:
+    return next((p for p in points if p["target"] == target and p["mode"] == mode and p["concurrency"] == c), None)
+
+
 def point_median(points: list[dict[str, Any]], target: str, mode: str, c: int, metric: str) -> float | None:
-    for p in points:
-        if p["target"] == target and p["mode"] == mode and p["concurrency"] == c:
-            value: float | None = p["median"].get(metric)
-            return value
-    return None
+    p = find_point(points, target, mode, c)
+    value: float | None = None if p is None else p["median"].get(metric)
+    return value
 
 
 def _row(name: str, goal: str, measured: float | None, bare: float | None, ok: bool | None,
@@ -168,8 +170,7 @@ def _fleet_rows(points: list[dict[str, Any]], gateway: str) -> list[dict[str, An
         for p in points:
             if p["target"] != fleet:
                 continue
-            two = next((q for q in points if q["target"] == gateway and q["mode"] == p["mode"]
-                        and q["concurrency"] == p["concurrency"]), None)
+            two = find_point(points, gateway, p["mode"], p["concurrency"])
             if two is None:
                 continue
             paired = [a["cpu_ms_per_req"] - b["cpu_ms_per_req"] for a, b in zip(p["runs"], two["runs"], strict=False)

@@ -101,6 +101,23 @@ ROWS: tuple[Row, ...] = (
                    "{{backend}}"),
         ), unit="reqps"),
     )),
+    Row("Shared-GPU regimes", (
+        Panel("Which server carries each shared GPU (1 = speculative)", (
+            Target("specgate_regime_speculative", "{{instance}} {{group}}"),
+        ), width=8, description="A baseline and a speculative server on one GPU slow each other, so one of them "
+                                "carries the group's traffic: its regime (docs/routing.md). One line per gateway "
+                                "replica: they should agree."),
+        Panel("Regime mix ratio: predicted cost on the baseline ÷ on the speculative server", (
+            Target("specgate_regime_mix_ratio", "{{instance}} {{group}}"),
+        ), width=8, description="The group's recent requests priced with each server carrying them (above 1: "
+                                "speculation pays). The regime asks for a switch when this leaves "
+                                "1 ± SPECGATE_REGIME_SWITCH_MARGIN (5%) and takes it at the carrying server's next "
+                                "lull; above SPECGATE_REGIME_SPECULATION_MAX_LOAD it is capped below the band."),
+        Panel("Regime switches", (
+            Target(f"sum by (group) (increase(specgate_regime_switches_total[{RI}]))", "{{group}}"),
+        ), width=8, description="Each switch co-runs both servers while the old one drains. More than a few an "
+                                "hour means the mix sits near 1 (SpecgateRegimeFlapping)."),
+    )),
     Row("Speculative acceptance", (
         Panel("Learned tokens per step (mean acceptance length), by class", (
             Target('specgate_learned_tokens_per_step{class=~"$class"}', "{{class}} {{temperature}}"),

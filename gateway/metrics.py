@@ -111,6 +111,10 @@ class Metrics:
                             "speculative server", ["group"], registry=r, multiprocess_mode="mostrecent")
         self.regime_switches = Counter("specgate_regime_switches", "Regime changes of a shared GPU group",
                                        ["group"], registry=r)
+        self.regime_mix_ratio = Gauge("specgate_regime_mix_ratio", "A shared GPU group's recent requests: predicted "
+                                      "cost with its baseline server carrying them over with its speculative server "
+                                      "(above 1: speculation pays)", ["group"], registry=r,
+                                      multiprocess_mode="mostrecent")
 
     def _traffic_shape(self, r: CollectorRegistry) -> None:
         """The traffic's shape, for `specgate plan --from`: per class and temperature bucket, and since when."""

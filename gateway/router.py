@@ -126,6 +126,9 @@ class Router:
         self.view = CandidateView(pool, self.adaptive.exception_load)
         # per shared group in a baseline regime: the classes whose measurement could move it (`worth_probing`)
         self.probe_worthy: dict[str, frozenset[tuple[str, str]]] = {}
+        if metrics is not None:  # a group that never switched reads 0 switches, not no data
+            for group in self.regimes:
+                metrics.child(metrics.regime_switches, group)
 
     def estimates(self, f: Features, task_class: str, bucket: str, request_id: str) -> Estimates:
         lrn = self.learner
@@ -239,6 +242,8 @@ class Router:
         if self.metrics is not None:
             m = self.metrics
             m.child(m.regime, group).set(1 if after.role == "speculative" else 0)
+            if after.ratio is not None and after.ratio != before.ratio:
+                m.child(m.regime_mix_ratio, group).set(after.ratio)
             if after.switches != before.switches:
                 m.child(m.regime_switches, group).inc()
 

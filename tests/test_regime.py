@@ -3,8 +3,10 @@ and the router that feeds them (no I/O: its pool is never started)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from prometheus_client import CollectorRegistry
 
 from gateway.backends import BackendPool
 from gateway.costmodel import Role, StepModel
@@ -186,3 +188,26 @@ def test_a_large_batch_never_asks_for_speculation() -> None:
 
     assert leave_large_batch(RegimeState("speculative", 0), 40.0, 7, CFG).role == "baseline"  # at once
     assert leave_large_batch(RegimeState("speculative", 0), 10.0, 7, CFG).role == "speculative"
+
+
+def test_the_regime_its_mix_ratio_and_its_switches_are_exported() -> None:
+    """The dashboard's regime row: which server carries the GPU, the mix ratio the regime acted on, and its
+    switches, at 0 from the start (a group that never switched shows 0, not an empty panel)."""
+    registry = CollectorRegistry()
+    s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"])
+    metrics = Metrics(registry)
+    router = Router(s, BackendPool(s, metrics), Learner(s.learner_config()), metrics)
+
+    def sample(name: str) -> float | None:
+        return registry.get_sample_value(name, {"group": "pair-0"})
+
+    assert sample("specgate_regime_switches_total") == 0.0
+    router.route(_json_request(), "r0")
+    router.arrivals["pair-0"][0] -= 60.0  # about one request a minute: the optimistic mix asks for speculation
+    router.route(_json_request(), "r1")
+    state = router.regimes["pair-0"]
+    assert state.role == "speculative" and state.ratio is not None
+    assert sample("specgate_regime_speculative") == 1.0
+    assert sample("specgate_regime_switches_total") == 1.0
+    assert sample("specgate_regime_mix_ratio") == pytest.approx(state.ratio)
+    assert state.ratio > 1.0 + s.regime_switch_margin

@@ -114,9 +114,10 @@ ROWS: tuple[Row, ...] = (
                                 "1 ± SPECGATE_REGIME_SWITCH_MARGIN (5%) and takes it at the carrying server's next "
                                 "lull; above SPECGATE_REGIME_SPECULATION_MAX_LOAD it is capped below the band."),
         Panel("Regime switches", (
-            Target(f"sum by (group) (increase(specgate_regime_switches_total[{RI}]))", "{{group}}"),
-        ), width=8, description="Each switch co-runs both servers while the old one drains. More than a few an "
-                                "hour means the mix sits near 1 (SpecgateRegimeFlapping)."),
+            Target(f"increase(specgate_regime_switches_total[{RI}])", "{{instance}} {{group}}"),
+        ), width=8, description="Each switch co-runs both servers while the old one drains. One line per gateway "
+                                "replica, as SpecgateRegimeFlapping counts them (a sum would count one switch once "
+                                "per replica). More than a few an hour means the mix sits near 1."),
     )),
     Row("Speculative acceptance", (
         Panel("Learned tokens per step (mean acceptance length), by class", (

@@ -25,7 +25,7 @@ def compiled_modules() -> list[str]:
     tree = ast.parse((ROOT / "gateway" / "__init__.py").read_text())
     for node in tree.body:
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "COMPILED_MODULES":
-            return [f"gateway/{name}.py" for name in ast.literal_eval(node.value)]
+            return [f"gateway/{name.replace('.', '/')}.py" for name in ast.literal_eval(node.value)]
     raise RuntimeError("gateway/__init__.py has no COMPILED_MODULES")
 
 

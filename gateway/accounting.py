@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING
 
 from gateway.accesslog import AccessLog
 from gateway.backends import Backend, BackendPool
-from gateway.costmodel import Role
-from gateway.learner import Learner, Observation
+from gateway.core.costmodel import Role
+from gateway.core.learner import Learner, Observation
+from gateway.core.records import record
 from gateway.metrics import Metrics
-from gateway.records import record
 from gateway.relay import Outcome
 from gateway.settings import Settings
 
 if TYPE_CHECKING:
-    from gateway.proxy import Context
+    from gateway.context import Context
 
 log = logging.getLogger("specgate.access")
 

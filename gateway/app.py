@@ -12,8 +12,9 @@ from prometheus_client import CollectorRegistry, disable_created_metrics
 
 from gateway import persist
 from gateway.backends import Backend, BackendPool
+from gateway.core.learner import Learner
+from gateway.core.vllm_metrics import SpecDelta
 from gateway.handlers import add_routes, make_middleware
-from gateway.learner import Learner
 from gateway.logevents import log_event
 from gateway.metrics import FLUSH_INTERVAL_S, Metrics
 from gateway.proxy import Proxy
@@ -21,7 +22,6 @@ from gateway.router import Router
 from gateway.settings import Settings, redact_url
 from gateway.state import AppState
 from gateway.upstream import create_client, create_session, url_credentials
-from gateway.vllm_metrics import SpecDelta
 
 log = logging.getLogger("specgate")
 

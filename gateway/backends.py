@@ -20,13 +20,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gateway.costmodel import Role
+from gateway.core.costmodel import Role
+from gateway.core.vllm_metrics import SpecDelta, VllmSnapshot, parse_load, parse_vllm_metrics, spec_delta
 from gateway.h1client import ResponseTooLarge, UpstreamClient, UpstreamError
 from gateway.logevents import log_event
 from gateway.metrics import Metrics
 from gateway.settings import Settings
 from gateway.upstream import url_credentials, without_credentials
-from gateway.vllm_metrics import SpecDelta, VllmSnapshot, parse_load, parse_vllm_metrics, spec_delta
 
 SCRAPE_TIMEOUT_S = 2.0  # a health check or a /metrics scrape, whole
 MAX_SCRAPE_BYTES = 8 << 20  # a real vLLM /metrics is ~50 KB

@@ -17,8 +17,8 @@ import operator
 from collections.abc import Mapping
 
 from gateway.backends import Backend, BackendPool
-from gateway.costmodel import Role
-from gateway.policy import Candidate, scoring_candidates
+from gateway.core.costmodel import Role
+from gateway.core.policy import Candidate, scoring_candidates
 
 
 class CandidateView:

@@ -2,7 +2,7 @@
 
 Why not aiohttp's `ClientSession` here: on this path it cost ~200 µs of CPU a request, the largest single cost
 of a plain request through the gateway; this client costs ~70 µs for the same exchange (side by side:
-`python -m gateway.bench.overhead.client_bench`; `gateway/bench/results/overhead-2026-12-04-f/`). It does only
+`python -m gateway.bench.overhead.client_bench`; `results/overhead-2026-12-04-f/`). It does only
 what the gateway needs:
 
 - one request (`POST` with a body; `GET` for health checks and scrapes), to a backend's base URL (http or https,

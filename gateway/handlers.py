@@ -18,9 +18,7 @@ from yarl import URL
 
 from gateway import persist
 from gateway.backends import BackendPool
-from gateway.h1client import ResponseTooLarge
-from gateway.logevents import event_line
-from gateway.protocol import (
+from gateway.core.protocol import (
     CHAT,
     COMPLETIONS,
     BodyTooLarge,
@@ -33,6 +31,8 @@ from gateway.protocol import (
     Unauthorized,
     UpstreamUnavailable,
 )
+from gateway.h1client import ResponseTooLarge
+from gateway.logevents import event_line
 from gateway.proxy import Proxy, gateway_error_response
 from gateway.settings import redact_url
 from gateway.state import AppState

@@ -14,7 +14,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from aiohttp import web
 
-from gateway.protocol import RequestTimeout, RequestView, prepare
+from gateway.core.protocol import RequestTimeout, RequestView, prepare
 from gateway.settings import Settings
 
 

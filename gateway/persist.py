@@ -23,8 +23,8 @@ from typing import Any
 import aiohttp
 import orjson
 
-from gateway.learner import Learner
-from gateway.learner_state import export_state, import_state
+from gateway.core.learner import Learner
+from gateway.core.learner_state import export_state, import_state
 from gateway.router import Router
 from gateway.settings import Settings
 

@@ -14,7 +14,6 @@ import contextlib
 import logging
 import random
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -22,13 +21,10 @@ from aiohttp import web
 
 from gateway.accounting import Accounting
 from gateway.backends import Backend, BackendPool
-from gateway.costmodel import OTHER_ROLE, Role
-from gateway.h1client import ResponseTooLarge, UpstreamClient, UpstreamError, UpstreamResponse
-from gateway.intake import Intake
-from gateway.learner import Learner
-from gateway.logevents import event_line, log_event
-from gateway.metrics import Metrics
-from gateway.protocol import (
+from gateway.context import Context
+from gateway.core.costmodel import OTHER_ROLE, Role
+from gateway.core.learner import Learner
+from gateway.core.protocol import (
     CHAT,
     GatewayError,
     NoBackendAvailable,
@@ -36,8 +32,12 @@ from gateway.protocol import (
     UpstreamTooLarge,
     UpstreamUnavailable,
 )
+from gateway.h1client import ResponseTooLarge, UpstreamClient, UpstreamError, UpstreamResponse
+from gateway.intake import Intake
+from gateway.logevents import event_line, log_event
+from gateway.metrics import Metrics
 from gateway.relay import TOTAL_TIMEOUT, Outcome, Relay, close_client, first_byte_timeout, pump
-from gateway.router import Routed, Router
+from gateway.router import Router
 from gateway.settings import Settings
 from gateway.streaming import COMPLETION_TOKENS, SseTap
 from gateway.upstream import (
@@ -51,24 +51,6 @@ from gateway.upstream import (
 )
 
 log = logging.getLogger("specgate.access")
-
-
-@dataclass(slots=True)
-class Context:
-    """Everything one request carries through its attempts."""
-
-    request: web.Request
-    endpoint: str
-    t0: float
-    request_id: str
-    routed: Routed
-    stream: bool
-    strip_usage: bool
-    payload: bytes
-    headers: dict[str, str]
-    first_byte_timeout_s: float
-    attempts: int = 0
-    overhead_recorded: bool = False
 
 
 class Proxy:

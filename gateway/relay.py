@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from gateway.core.protocol import RequestView, error_body
 from gateway.h1client import UpstreamError, UpstreamResponse
 from gateway.metrics import BatchedObservations
-from gateway.protocol import RequestView, error_body
 from gateway.settings import Settings
 from gateway.streaming import SseTap
 

@@ -16,14 +16,13 @@ from typing import NamedTuple
 
 from gateway.backends import Backend, BackendPool
 from gateway.candidates import CandidateView
-from gateway.classify import Features, classify, features, temperature_bucket
-from gateway.costmodel import OTHER_ROLE, ROLES, Role
-from gateway.learner import Learner
-from gateway.metrics import Metrics
-from gateway.policy import Decision, Estimates, PolicyInput, decide
-from gateway.protocol import RequestView
-from gateway.records import record
-from gateway.regime import (
+from gateway.core.classify import Features, classify, features, temperature_bucket
+from gateway.core.costmodel import OTHER_ROLE, ROLES, Role
+from gateway.core.learner import Learner
+from gateway.core.policy import Decision, Estimates, PolicyInput, decide
+from gateway.core.protocol import RequestView
+from gateway.core.records import record
+from gateway.core.regime import (
     MixSample,
     RegimeState,
     capped_ratio,
@@ -36,6 +35,7 @@ from gateway.regime import (
     settle,
     worth_probing,
 )
+from gateway.metrics import Metrics
 from gateway.settings import Settings
 
 MixKey = tuple[str, str, int, bool]  # (class, temperature bucket, max_tokens, whether the client set it)

@@ -197,7 +197,7 @@ def _settle_the_heap(young_threshold: int) -> None:
     reach, and collect the young generation less often: a request allocates a few hundred short-lived
     objects, and with Python's defaults the collector ran every few requests and its full passes walked
     every long-lived object again (7% of a plain request's CPU in a native py-spy profile at c = 64 on a busy
-    machine; 3-4% measured alone on it: gateway/bench/results/overhead-2026-12-04-d/)."""
+    machine; 3-4% measured alone on it: results/overhead-2026-12-04-d/)."""
     if young_threshold <= 0:
         return
     gc.collect()

@@ -14,11 +14,11 @@ from typing import Annotated, Any
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from gateway.classify import CLASSES, ClassifierConfig
-from gateway.costmodel import Role, StepModel
-from gateway.learner import LearnerConfig
-from gateway.policy import AdaptiveConfig, PolicyName, RulesConfig
-from gateway.regime import RegimeConfig
+from gateway.core.classify import CLASSES, ClassifierConfig
+from gateway.core.costmodel import Role, StepModel
+from gateway.core.learner import LearnerConfig
+from gateway.core.policy import AdaptiveConfig, PolicyName, RulesConfig
+from gateway.core.regime import RegimeConfig
 
 UrlList = Annotated[list[str], NoDecode]
 _LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")

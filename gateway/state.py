@@ -12,9 +12,9 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from gateway.backends import BackendPool
-from gateway.classify import CLASSES, TEMPERATURE_BUCKETS
-from gateway.costmodel import CoRunner, step_s
-from gateway.learner import Learner, acceptance_rate
+from gateway.core.classify import CLASSES, TEMPERATURE_BUCKETS
+from gateway.core.costmodel import CoRunner, step_s
+from gateway.core.learner import Learner, acceptance_rate
 from gateway.metrics import Metrics
 from gateway.proxy import Proxy
 from gateway.router import Router

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from gateway.classify import Features
-from gateway.costmodel import StepModel
+from gateway.core.classify import Features
+from gateway.core.costmodel import StepModel
 
 
 def features(**fixed: object) -> st.SearchStrategy[Features]:

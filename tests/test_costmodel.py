@@ -8,8 +8,8 @@ from collections.abc import Callable
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.costmodel import RequestShape, Role, StepModel, predict
-from gateway.regime import MixSample, mix_costs
+from gateway.core.costmodel import RequestShape, Role, StepModel, predict
+from gateway.core.regime import MixSample, mix_costs
 
 positive = st.floats(min_value=0.0, max_value=10.0, allow_nan=False)
 

@@ -11,10 +11,10 @@ import pytest
 
 from gateway.backends import BackendPool
 from gateway.bench.kit.inproc import RunningGateway, fast_settings, start_gateway, until
+from gateway.core.learner import Learner
+from gateway.core.protocol import request_view
 from gateway.emulator import EmulatedFleet, parse_layout
-from gateway.learner import Learner
 from gateway.metrics import Metrics
-from gateway.protocol import request_view
 from gateway.router import Router
 from gateway.settings import BackendSpec, Settings, parse_backend
 from gateway.state import AppState

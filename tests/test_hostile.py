@@ -27,7 +27,7 @@ from gateway.app import create_app
 from gateway.bench.kit.fake_vllm import FakeBackend
 from gateway.bench.kit.inproc import RunningGateway, fast_settings, until
 from gateway.bench.kit.procs import fake_pair_gateway
-from gateway.protocol import CHAT, request_view
+from gateway.core.protocol import CHAT, request_view
 from gateway.server import GuardedSite, JsonLineFormatter, make_runner
 from gateway.settings import Settings
 from gateway.state import AppState

@@ -11,16 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.costmodel import CoRunner, Role, StepModel, step_s
-from gateway.learner import Learner, Observation, acceptance_rate
-from gateway.settings import Settings
-from gateway.vllm_metrics import (
+from gateway.core.costmodel import CoRunner, Role, StepModel, step_s
+from gateway.core.learner import Learner, Observation, acceptance_rate
+from gateway.core.vllm_metrics import (
     VllmSnapshot,
     parse_load,
     parse_vllm_metrics,
     parse_vllm_metrics_reference,
     spec_delta,
 )
+from gateway.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PRIORS: dict[Role, StepModel] = {"baseline": StepModel(0.005, 0.00004), "speculative": StepModel(0.0075, 0.00015)}

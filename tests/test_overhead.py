@@ -15,7 +15,7 @@ from gateway.bench.overhead import cli
 from gateway.bench.overhead.backend import BackendState, metrics_text, stream_events
 from gateway.bench.overhead.profile import hot_spots
 from gateway.bench.overhead.stats import evaluate, flat, percentile
-from gateway.vllm_metrics import parse_vllm_metrics
+from gateway.core.vllm_metrics import parse_vllm_metrics
 
 
 def test_backend_metrics_parse_as_vllm() -> None:

@@ -10,8 +10,8 @@ import pytest
 from gateway import persist
 from gateway.bench.kit.fake_vllm import FakePair
 from gateway.bench.kit.inproc import fast_settings, start_gateway
-from gateway.learner import Learner, Observation
-from gateway.learner_state import export_state, import_state
+from gateway.core.learner import Learner, Observation
+from gateway.core.learner_state import export_state, import_state
 from gateway.settings import Settings
 from gateway.state import AppState
 

@@ -16,9 +16,9 @@ from gateway.bench.plan import main
 from gateway.bench.plan.source import Cell, Traffic, output_tokens, parse_acceptance, parse_metrics, synthesize
 from gateway.bench.replay.client import replay
 from gateway.bench.replay.run import scaled_priors
-from gateway.classify import classify, features, temperature_bucket
+from gateway.core.classify import classify, features, temperature_bucket
+from gateway.core.protocol import request_view
 from gateway.emulator import EmulatedFleet
-from gateway.protocol import request_view
 from gateway.settings import Settings
 from gateway.workloads.items import load_workload, write_workload
 

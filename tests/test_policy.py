@@ -10,10 +10,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import features, step_models
 
-from gateway.classify import CLASSES, classify, temperature_bucket
-from gateway.classify import features as extract
-from gateway.costmodel import CoRunner, RequestShape, Role, StepModel, predict
-from gateway.policy import (
+from gateway.core.classify import CLASSES, classify, temperature_bucket
+from gateway.core.classify import features as extract
+from gateway.core.costmodel import CoRunner, RequestShape, Role, StepModel, predict
+from gateway.core.policy import (
     POLICY_NAMES,
     Candidate,
     Decision,
@@ -24,7 +24,7 @@ from gateway.policy import (
     predict_on,
     scoring_candidates,
 )
-from gateway.protocol import CHAT, COMPLETIONS, request_view
+from gateway.core.protocol import CHAT, COMPLETIONS, request_view
 from gateway.router import known_rate
 from gateway.settings import Settings
 

@@ -9,11 +9,10 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
 from gateway.backends import BackendPool
-from gateway.costmodel import Role, StepModel
-from gateway.learner import Learner
-from gateway.metrics import Metrics
-from gateway.protocol import RequestView, request_view
-from gateway.regime import (
+from gateway.core.costmodel import Role, StepModel
+from gateway.core.learner import Learner
+from gateway.core.protocol import RequestView, request_view
+from gateway.core.regime import (
     MixSample,
     RegimeConfig,
     RegimeState,
@@ -26,6 +25,7 @@ from gateway.regime import (
     settle,
     worth_probing,
 )
+from gateway.metrics import Metrics
 from gateway.router import Router
 from gateway.settings import Settings
 
@@ -125,7 +125,7 @@ def test_a_ratio_inside_the_band_never_flips(steps: list[tuple[float, float]]) -
 
 
 def test_a_replica_joins_the_regime_the_servers_show_unless_its_own_evidence_is_decisive() -> None:
-    from gateway.regime import follow_fleet
+    from gateway.core.regime import follow_fleet
 
     s = RegimeState()  # baseline
     assert follow_fleet(s, 1.03, "speculative", 40, 0.10).role == "speculative"  # not decisive: join the fleet

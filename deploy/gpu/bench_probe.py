@@ -9,7 +9,7 @@ from typing import Any
 
 from gateway.bench.kit.metrics import parse_text
 from gateway.bench.report.metrics import histogram_quantile
-from gateway.vllm_metrics import parse_vllm_metrics
+from gateway.core.vllm_metrics import parse_vllm_metrics
 
 
 def http_get(url: str, timeout: float = 5.0) -> tuple[int, str]:

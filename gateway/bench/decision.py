@@ -20,12 +20,12 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry
 
 from gateway.backends import BackendPool
-from gateway.classify import classify, features
-from gateway.costmodel import Role
-from gateway.learner import Learner, Observation
+from gateway.core.classify import classify, features
+from gateway.core.costmodel import Role
+from gateway.core.learner import Learner, Observation
+from gateway.core.policy import PolicyInput, PolicyName, decide
+from gateway.core.protocol import CHAT, COMPLETIONS, request_view
 from gateway.metrics import Metrics
-from gateway.policy import PolicyInput, PolicyName, decide
-from gateway.protocol import CHAT, COMPLETIONS, request_view
 from gateway.router import Router
 from gateway.settings import Settings
 
@@ -118,7 +118,7 @@ def main(argv: list[str]) -> int:
                         help="instead: the adaptive route's excess over a fleet of this size (usually 2), both "
                              "measured in turn --rounds times, medians")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--out", type=Path, default=Path("gateway/bench/results/decision.json"))
+    parser.add_argument("--out", type=Path, default=Path("results/decision.json"))
     args = parser.parse_args(argv)
     if args.against:
         return _excess(args)

@@ -1,7 +1,7 @@
 """`specgate evaluate`: the adaptive policy against the static ones and the clairvoyant anchor, over a
 matrix of emulated profiles × workloads, one `specgate bench` run per cell; writes a markdown table.
 
-    specgate evaluate [--quick] [--out-dir gateway/bench/results/eval]
+    specgate evaluate [--quick] [--out-dir results/eval]
 
 Targets: adaptive mean e2e ≤ 0.90 × the better static policy on mixed workloads and ≤ 1.02 ×
 on every workload; within 5% of clairvoyant; p90 TTFT no worse than the better static by more than 5%;
@@ -15,10 +15,10 @@ import json
 import statistics
 import subprocess
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gateway.bench.cell import SEEDS, bench_cell, write_table
 from gateway.bench.mix_accuracy import WINDOW, accuracy_row
 from gateway.bench.mix_accuracy import markdown as accuracy_markdown
 
@@ -38,7 +38,6 @@ POLICIES = "baseline,speculative,rules,adaptive,clairvoyant"
 ROBUST_WORKLOADS = ("demo-mixed", "mixed-low", "mixed-medium", "mixed-high", "mixed-phases", "structured-heavy",
                     "creative-heavy", "bursty")
 ROBUST_SCALES = (1.0, 4.0)
-SEEDS = (1, 2, 3)
 
 
 def row(path: Path) -> dict[str, object]:
@@ -71,29 +70,6 @@ def markdown(rows: list[dict[str, object]]) -> str:
             f"{r['adaptive_vs_best']} | {r['adaptive_vs_clairvoyant']} | {r['adaptive_p90_ttft_vs_best']} | "
             f"{r['adaptive_to_speculative']}/{r['requests']} | {r['prediction_error_median']} |")
     return "\n".join(lines) + "\n"
-
-
-def write_table(path: Path, title: str, about: str, table: str) -> None:
-    """A dated markdown results page: title, what was run, the table (also printed)."""
-    date = datetime.now(UTC).isoformat(timespec="seconds")
-    path.write_text(f"# {title} ({date})\n\n{about}\n\n{table}")
-    print(table)
-
-
-def bench_cell(common: list[str], others: list[str], out: Path) -> None:
-    """One cell: `others` once, adaptive with `len(SEEDS)` seeds (`bench --repeat`), merged into `out`."""
-    base = [sys.executable, "-m", "gateway", "bench", *common]
-    others_out = out.with_name(out.stem + "--others.json")
-    print("$", " ".join(base[2:]), flush=True)
-    subprocess.run([*base, "--policies", ",".join(others), "--out", str(others_out)], check=False,
-                   stdout=subprocess.DEVNULL)
-    subprocess.run([*base, "--policies", "adaptive", "--repeat", str(len(SEEDS)), "--seed", str(SEEDS[0]),
-                    "--out", str(out)], check=False, stdout=subprocess.DEVNULL)
-    if others_out.exists() and out.exists():
-        merged = json.loads(out.read_text())
-        merged["policies"].update(json.loads(others_out.read_text())["policies"])
-        out.write_text(json.dumps(merged, indent=1))
-        others_out.unlink()
 
 
 def robust_row_of(doc: dict[str, Any]) -> dict[str, object]:
@@ -180,7 +156,7 @@ def run_robust(args: argparse.Namespace) -> int:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="specgate evaluate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out-dir", type=Path, default=Path("gateway/bench/results/eval"))
+    parser.add_argument("--out-dir", type=Path, default=Path("results/eval"))
     parser.add_argument("--quick", action="store_true", help="two cells only")
     parser.add_argument("--only-summarize", action="store_true", help="rebuild the table from existing files")
     parser.add_argument("--robust", action="store_true",

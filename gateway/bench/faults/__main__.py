@@ -13,7 +13,7 @@ Then a soak: steady load for `--soak-s` seconds with a share of clients that lea
 gateway's RSS, TCP connections and file descriptors (psutil) before, during and after.
 Then (`--hostile-s`) a hostile client mixed into benign load against the emulated pair, compared with
 the same load alone (gateway/bench/faults/hostile.py).
-Writes `gateway/bench/results/faults-<date>.json` and `.md`.
+Writes `results/faults-<date>.json` and `.md`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from gateway.bench.faults.markdown import machine, render_md
 from gateway.bench.faults.scenarios import SCENARIOS, abort_latency, run_scenario, soak
 from gateway.bench.faults.system import GATEWAY_ENV
 
-RESULTS = Path(__file__).parent.parent / "results"
+RESULTS = Path("results")  # the repository's results/, run from its root
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from gateway.bench.evaluate import SEEDS, bench_cell, write_table
+from gateway.bench.cell import SEEDS, bench_cell, write_table
 
 CELLS: list[tuple[str, str, float]] = [  # workload, mixed fleet, time scale
     ("demo-mixed", "baseline,speculative", 1.0),

@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--duration-s", type=float, default=20.0)
     p.add_argument("--fleet", default="baseline,speculative")
     p.add_argument("--time-scale", type=float, default=1.0)
-    p.add_argument("--out", type=Path, default=Path("gateway/bench/results/load-error.json"))
+    p.add_argument("--out", type=Path, default=Path("results/load-error.json"))
     argv = sys.argv[1:] if argv is None else argv
     args = p.parse_args(argv)
     rows = [asyncio.run(measure(int(n), args.concurrency, args.duration_s, args.fleet, args.time_scale))

@@ -153,7 +153,7 @@ def markdown(summary: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    directory = Path(args[0]) if args else Path("gateway/bench/results")
+    directory = Path(args[0]) if args else Path("results")
     summary = summarize(directory)
     (directory / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(markdown(summary), end="")

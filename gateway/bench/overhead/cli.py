@@ -35,7 +35,7 @@ from gateway.bench.overhead.profile import profile
 from gateway.bench.overhead.stats import evaluate
 from gateway.bench.overhead.workers import measure_workers
 
-RESULTS_DIR = Path(__file__).parent.parent / "results"
+RESULTS_DIR = Path("results")  # the repository's results/, run from its root
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gateway.bench.plan.layouts import Layout
-from gateway.costmodel import RequestShape, StepModel, predict
+from gateway.core.costmodel import RequestShape, StepModel, predict
 from gateway.emulator.profiles import DYNK_SCHEDULE
 from gateway.settings import Settings
 from gateway.workloads.items import WorkloadItem

@@ -24,9 +24,9 @@ from dataclasses import dataclass, replace
 from prometheus_client.parser import text_string_to_metric_families
 
 from gateway.bench.plan.analytic import Shape
-from gateway.classify import classify, features, temperature_bucket
+from gateway.core.classify import classify, features, temperature_bucket
+from gateway.core.protocol import request_view
 from gateway.emulator.text import tokenize
-from gateway.protocol import request_view
 from gateway.settings import Settings
 from gateway.workloads.items import WorkloadItem, load_workload
 

@@ -21,7 +21,7 @@ from gateway.bench.kit.procs import fetch_text
 from gateway.bench.replay.client import Measured, replay
 from gateway.bench.replay.oracle import write_oracle
 from gateway.bench.replay.summary import group_summaries, prediction_errors, summarize
-from gateway.classify import temperature_bucket
+from gateway.core.classify import temperature_bucket
 from gateway.workloads.items import WorkloadItem
 
 POLICIES = ("baseline", "speculative", "rules", "adaptive", "clairvoyant", "round_robin", "least_loaded", "hindsight")

@@ -1,0 +1,148 @@
+"""Pure request classification: a `RequestView` in, `Features` and a class name out.
+
+Classes (documented in the README):
+- `long_context`: the prompt is at least `long_prompt_tokens` (prefill dominates; speculation cannot help it);
+- `structured`: JSON mode / JSON schema / tools / vLLM structured-output fields, or JSON/SQL cues in the prompt;
+- `code`: code in the prompt or a request to write or edit code;
+- `extraction`: "extract / list / find ... from the text" style prompts (the answer copies the input);
+- `creative`: an explicit temperature at or above `creative_temperature`, or story/poem style prompts;
+- `chat`: everything else.
+The temperature bucket (`greedy`, `low`, `high`) is a separate feature; the learner keys on both.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+
+from gateway.core.domain import TASK_CLASSES, TaskClass
+from gateway.core.protocol import RequestView
+from gateway.core.records import record
+
+CLASSES: tuple[TaskClass, ...] = TASK_CLASSES
+TEMPERATURE_BUCKETS = ("greedy", "low", "high")
+
+# Word cues match whole words: the lower-cased prompt with punctuation and whitespace turned into spaces,
+# padded, searched for " cue " (`in` and `str.translate` run at C speed, where a case-insensitive regex
+# alternation cost milliseconds on a long prompt, measured with `specgate bench-decision`). Symbol cues match
+# the raw lower-cased text. ("history" is not a story, "trust" is not Rust.)
+_SEPARATORS = str.maketrans({c: " " for c in string.punctuation + string.whitespace if c != "_"})
+
+
+def _words(*cues: str) -> tuple[str, ...]:
+    return tuple(f" {cue} " for cue in cues)
+
+
+_JSON_WORDS, _JSON_SYMBOLS = _words("json", "schema", "yaml"), ('{"',)
+_SQL_WORDS = _words("sql", "create table", "insert into")
+_CODE_WORDS = _words("def", "import", "function", "refactor", "rewrite", "implement", "fix the bug", "unit test",
+                     "python", "javascript", "typescript", "rust", "golang")
+_CODE_SYMBOLS = ("```", "#include")
+_CLASS_DEF = re.compile(r"\bclass \w+[(:]")  # searched only from the first "class "
+_EXTRACTION_WORDS = _words("extract", "list all", "list every", "find all", "which of the", "quote",
+                           "from the following", "from the above", "from the text", "from the document",
+                           "according to the", "answer using only")
+_CREATIVE_WORDS = _words("story", "poem", "haiku", "sonnet", "lyrics", "imagine", "fiction", "creative",
+                         "brainstorm", "fairy tale", "novel")
+
+
+def _any(text: str, cues: tuple[str, ...]) -> bool:
+    for cue in cues:  # noqa: SIM110 -- a plain loop: a generator costs more than the searches themselves
+        if cue in text:
+            return True
+    return False
+
+
+def _code(text: str, words: str) -> bool:
+    if _any(words, _CODE_WORDS) or _any(text, _CODE_SYMBOLS):
+        return True
+    at = text.find("class ")
+    return at >= 0 and _CLASS_DEF.search(text, max(at - 1, 0)) is not None
+
+
+def _sql(text: str, words: str) -> bool:
+    if _any(words, _SQL_WORDS):
+        return True
+    at = text.find("select ")
+    return at >= 0 and text.find(" from ", at, at + 300) >= 0
+
+
+@dataclass(frozen=True, slots=True)
+class ClassifierConfig:
+    creative_temperature: float
+    long_prompt_tokens: int
+    chars_per_token: float
+    default_max_tokens: int
+
+
+@record
+class Features:
+    endpoint: str
+    temperature: float
+    temperature_given: bool
+    top_p: float
+    prompt_tokens: int
+    max_tokens: int
+    max_tokens_given: bool
+    n: int
+    stream: bool
+    json_mode: bool
+    tools: bool
+    structured_fields: bool
+    json_cue: bool
+    sql_cue: bool
+    code_cue: bool
+    extraction_cue: bool
+    creative_cue: bool
+
+    @property
+    def structured_output(self) -> bool:
+        return self.json_mode or self.tools or self.structured_fields
+
+
+def temperature_bucket(temperature: float) -> str:
+    if temperature <= 0.05:
+        return "greedy"
+    if temperature < 0.7:
+        return "low"
+    return "high"
+
+
+def features(view: RequestView, config: ClassifierConfig) -> Features:
+    text = view.cue_text.lower()
+    words = f" {text.translate(_SEPARATORS)} "
+    return Features(
+        endpoint=view.endpoint,
+        temperature=view.temperature,
+        temperature_given=view.temperature_given,
+        top_p=view.top_p,
+        prompt_tokens=int(view.prompt_chars / config.chars_per_token) + 1,
+        max_tokens=view.max_tokens if view.max_tokens is not None else config.default_max_tokens,
+        max_tokens_given=view.max_tokens is not None,
+        n=view.n,
+        stream=view.stream,
+        json_mode=view.response_format in ("json_object", "json_schema"),
+        tools=view.has_tools,
+        structured_fields=view.has_structured_fields,
+        json_cue=_any(words, _JSON_WORDS) or _any(text, _JSON_SYMBOLS),
+        sql_cue=_sql(text, words),
+        code_cue=_code(text, words),
+        extraction_cue=_any(words, _EXTRACTION_WORDS),
+        creative_cue=_any(words, _CREATIVE_WORDS),
+    )
+
+
+def classify(f: Features, config: ClassifierConfig) -> TaskClass:
+    """One class per request; the order of the checks is the documented precedence."""
+    if f.prompt_tokens >= config.long_prompt_tokens:
+        return "long_context"
+    if f.structured_output or f.json_cue or f.sql_cue:
+        return "structured"
+    if (f.temperature_given and f.temperature >= config.creative_temperature) or f.creative_cue:
+        return "creative"
+    if f.code_cue:
+        return "code"
+    if f.extraction_cue:
+        return "extraction"
+    return "chat"

@@ -1,0 +1,98 @@
+"""Pure latency model of one request on one server, with the servers that share its GPU.
+
+Each server's own engine step grows with its batch: `own(load) = base + per_request · load`. Servers in
+the same GPU group (a baseline + speculative pair on one GPU) take turns on the GPU without MPS, so a step
+of one also waits for a share κ_self (0 = perfect overlap, 1 = strict alternation; learned per role, since
+it is uneven: on the H200 the baseline waited for about a fifth of a speculative step, the speculative
+server up to a whole baseline step) of each co-runner's step while that co-runner has work:
+
+    step_s(self) = own_self(load_self) + κ_self · Σ_co-runners with work own_co(load_co)
+
+A server with a GPU of its own has no co-runners. A request with P prompt tokens and O expected output
+tokens at T tokens per step (T = 1 on the baseline, the learned mean acceptance length on the speculative
+server) is predicted at
+
+    ttft = prefill_s_per_token · P + step_s
+    e2e  = ttft + (O − 1) / T · step_s
+
+and it slows the requests already running: each co-running request on its server loses `per_request` per
+step of ours; each request of a co-runner waits κ_co · own_self per step of its own while ours runs, and we
+are charged our share of that wait, own_self(load + 1) / (load + 1): all of it when ours turns an idle
+server on, a per-capita share when others keep it busy too. That share is the one place where more load can
+make a server look cheaper; the predicted latency itself is monotone in load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from gateway.core.domain import ROLES as ROLES  # the role names live in gateway.core.domain; re-exported for the core
+from gateway.core.domain import Role as Role
+
+OTHER_ROLE: dict[Role, Role] = {"baseline": "speculative", "speculative": "baseline"}
+
+
+class StepModel(NamedTuple):
+    """Seconds per engine step of one server on its own, as a function of its batch (coefficients ≥ 0)."""
+
+    base_s: float
+    per_request_s: float
+
+    def own_s(self, load: float) -> float:
+        return self.base_s + self.per_request_s * load
+
+
+class CoRunner(NamedTuple):
+    """Another server on the same GPU: its step model, its load and its κ (the share of our step it waits)."""
+
+    model: StepModel
+    load: float
+    interference: float
+
+
+def step_s(model_self: StepModel, load_self: float, co_runners: Sequence[CoRunner], interference: float) -> float:
+    """One step of `self` with its co-runners' loads on the same GPU."""
+    waits = sum(c.model.own_s(c.load) for c in co_runners if c.load > 0)
+    return model_self.own_s(load_self) + interference * waits
+
+
+class RequestShape(NamedTuple):
+    prompt_tokens: int
+    output_tokens: float
+    tokens_per_step: float  # 1.0 on the baseline
+
+
+class Prediction(NamedTuple):
+    ttft_s: float
+    e2e_s: float
+    externality_s: float
+    step_s: float
+
+    def cost(self, externality_weight: float) -> float:
+        return self.e2e_s + externality_weight * self.externality_s
+
+
+def predict(
+    shape: RequestShape,
+    load_self: float,
+    model_self: StepModel,
+    interference_self: float,
+    prefill_s_per_token: float,
+    co_runners: Sequence[CoRunner] = (),
+) -> Prediction:
+    """Predicted TTFT, end-to-end latency and imposed slowdown of one request sent to a server with
+    `load_self` requests already running or waiting."""
+    ls = load_self
+    step = step_s(model_self, ls + 1, co_runners, interference_self)
+    steps = max(shape.output_tokens - 1.0, 0.0) / max(shape.tokens_per_step, 1.0)
+    ttft = prefill_s_per_token * shape.prompt_tokens + step
+    e2e = ttft + steps * step
+    externality = ls * model_self.per_request_s * (steps + 1.0)
+    # Our share of what the co-runners' requests wait for: our step over the requests that keep our server
+    # busy (all of it when ours turns an idle server on), or the step's growth if that is larger.
+    growth = max(model_self.per_request_s, model_self.own_s(ls + 1) / (ls + 1))
+    for c in co_runners:
+        if c.load > 0:  # its pace without waiting for us is an upper bound on its steps during ours
+            externality += c.load * c.interference * growth * (e2e / c.model.own_s(c.load))
+    return Prediction(ttft_s=ttft, e2e_s=e2e, externality_s=externality, step_s=step)

@@ -1,0 +1,363 @@
+"""Pure online estimates the adaptive policy needs: no I/O, no clock; observations come in as data.
+
+- tokens per engine step on the speculative server, per (class, temperature bucket), from each streamed
+  speculative response (completion tokens / content chunks: each vLLM chunk is one engine step), shrunk
+  toward the temperature bucket, then toward the prior (or the backend-wide tokens per step from the scraped
+  `vllm:` counter deltas, where that is lower), with a posterior spread for Thompson sampling;
+- output tokens per (class, temperature bucket): the natural length in log space (one observation moves it
+  by at most a factor of two), and the fraction of `max_tokens` used (also in log space), learned only from
+  requests whose `max_tokens` is within reach of the natural length (a client cannot shrink everyone's prediction by
+  asking for 32,000 tokens and stopping at ten);
+- step time vs load per role (`StepModel`), fitted by recursive least squares with forgetting on
+  features [1, load_self] from steps no co-runner shared, and κ, the share of a co-runner's step that a step
+  waits for, from the steps one did share. Each observed step is clipped to a factor of three of the
+  current model, and observations flagged as warm-up (a backend's first requests after it started) are
+  not used for timing: one cold-start outlier cannot decide;
+- prefill seconds per prompt token, per role (also clipped), learned only from requests that started on a quiet
+  GPU (`PREFILL_QUIET_LOAD`): under a burst the time to first token is mostly the wait behind other prefills, and
+  read as prefill speed it makes the role carrying the traffic look slow at reading prompts (seen on an H200 at
+  c = 48: the baseline's learned prefill rose to 3.4x the speculative server's, the same model on the same GPU).
+  From the same requests, a line through time to first token against prompt length (`StepFit` on [1, prompt
+  tokens]): its slope is what one more prompt token costs, without the fixed costs every request pays once.
+Every estimate starts at a prior and forgets old observations geometrically (`forgetting` per update).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+from gateway.core.costmodel import ROLES, CoRunner, Role, StepModel, step_s
+from gateway.core.records import record
+from gateway.core.stepfit import StepFit, tied_models
+
+PREFILL_SHARE_MAX = 0.5  # of a decode, the most that other requests' prefill may be said to have taken
+CLIP_FACTOR = 3.0  # an observed step or prefill moves the model as if it were at most this far off
+PREFILL_QUIET_LOAD = 4.0  # requests on the GPU (the observed one included) up to which TTFT teaches prefill speed
+
+
+@dataclass(slots=True)
+class Ewma:
+    """Exponentially forgetting weighted mean (and variance)."""
+
+    value: float
+    weight: float = 0.0
+    count: int = 0
+    var: float = 0.0
+
+    def update(self, x: float, forgetting: float, w: float = 1.0) -> None:
+        self.weight = self.weight * forgetting + w
+        delta = x - self.value
+        self.value += delta * (w / self.weight)
+        self.var = (1.0 - w / self.weight) * (self.var + delta * delta * (w / self.weight))
+        self.count += 1
+
+    def shrunk(self, prior: float, prior_weight: float) -> float:
+        """The mean pulled toward `prior` as if it had `prior_weight` observations."""
+        total = self.weight + prior_weight
+        if total <= 0:
+            return prior
+        return (self.value * self.weight + prior * prior_weight) / total
+
+
+@dataclass(frozen=True, slots=True)
+class LearnerConfig:
+    priors: dict[Role, StepModel]
+    prior_interference: dict[Role, float]
+    forgetting: float
+    prior_weight: float
+    prior_tokens_per_step: float
+    prior_output_tokens: float
+    num_speculative_tokens: int
+    prior_prefill_s_per_token: float
+    slope_tie: float  # how far apart the two roles' per-request step growth may be, relative (see stepfit)
+    prior_tokens_per_step_sd: float  # spread of the acceptance prior, in tokens per step
+    # the prior's gain over one token a step, and its spread, scaled by this for the sampled ("high") bucket
+    prior_sampled_scale: float = 1.0
+
+
+@record
+class Observation:
+    """One finished request, as the gateway saw it."""
+
+    role: Role
+    task_class: str
+    bucket: str
+    prompt_tokens: int
+    completion_tokens: int
+    steps: int | None  # content chunks of a streamed response; None when not streamed
+    ttft_s: float
+    e2e_s: float
+    load_self: float  # running + waiting on its server when it started, itself included
+    co_runners: tuple[tuple[Role, float], ...] = ()  # the other servers on its GPU: (role, load)
+    max_tokens: int | None = None  # as the client set it
+    warmup: bool = False  # among its backend's first requests: timing not representative
+    # prompt tokens sent to its GPU between its first and last chunk: their prefill chunks ran inside its steps
+    prefill_during_decode: int = 0
+    prefills_during_decode: int = 0  # the prompts those tokens came in (0: not known)
+
+
+@dataclass(frozen=True, slots=True)
+class ClassEstimate:
+    tokens_per_step: float
+    tokens_per_step_sd: float
+    acceptance_rate: float
+    output_tokens: float
+    speculative_observations: int
+    observations: int
+
+
+def acceptance_rate(tokens_per_step: float, gamma: int) -> float:
+    """Per-token acceptance α with (1 − α^(γ+1)) / (1 − α) = tokens per step (bisection)."""
+    target = min(max(tokens_per_step, 1.0), gamma + 1.0)
+    lo, hi = 0.0, 1.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        expected = sum(mid**k for k in range(gamma + 1))
+        if expected < target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def _clip(x: float, ref: float) -> float:
+    return min(max(x, ref / CLIP_FACTOR), ref * CLIP_FACTOR)
+
+
+class Learner:
+    """Online estimates per (class, temperature bucket) and per role."""
+
+    def __init__(self, config: LearnerConfig) -> None:
+        self.config = config
+        self._tokens_per_step: dict[tuple[str, str], Ewma] = {}
+        self._bucket_tokens_per_step: dict[str, Ewma] = {}
+        self._log_output: dict[tuple[str, str], Ewma] = {}
+        self._output_fraction: dict[tuple[str, str], Ewma] = {}
+        self._backend_tokens_per_step = Ewma(config.prior_tokens_per_step)
+        self._steps = {role: StepFit.from_prior(config.priors[role]) for role in ROLES}
+        self._prefill = {role: Ewma(config.prior_prefill_s_per_token) for role in ROLES}
+        # time to first token (less one step) on [1, prompt tokens]: the slope is a prompt token's marginal cost
+        self._prefill_line = {role: StepFit.from_prior(StepModel(config.priors[role].base_s,
+                                                                 config.prior_prefill_s_per_token)) for role in ROLES}
+        self._fitted = {role: fit.model() for role, fit in self._steps.items()}  # what observations are read with
+        self._models = tied_models(self._steps, config.slope_tie, config.priors)  # what predictions use
+        self._interference = {role: Ewma(config.prior_interference[role]) for role in ROLES}
+        # the decision path reads these every request; they change only in `observe`
+        self._kappa = {role: self._shrunk_interference(role) for role in ROLES}
+        self._prefill_s = {role: self._shrunk_prefill(role) for role in ROLES}
+
+    # --- estimates used on the decision path (cheap lookups)
+    def step_model(self, role: Role) -> StepModel:
+        return self._models[role]
+
+    def interference(self, role: Role) -> float:
+        """κ of `role`: the share of a co-runner's step that its step waits for when both have work."""
+        return self._kappa[role]
+
+    def prefill_s_per_token(self, role: Role) -> float:
+        return self._prefill_s[role]
+
+    def _shrunk_interference(self, role: Role) -> float:
+        kappa = self._interference[role].shrunk(self.config.prior_interference[role], self.config.prior_weight)
+        return min(max(kappa, 0.0), 1.2)
+
+    def _shrunk_prefill(self, role: Role) -> float:
+        return self._prefill[role].shrunk(self.config.prior_prefill_s_per_token, self.config.prior_weight)
+
+    def _prefill_marginal_s(self, role: Role) -> float:
+        """A prompt token's marginal prefill time: the prefill line's slope, at most the mean per token."""
+        return min(self._prefill_line[role].model().per_request_s, self._prefill_s[role])
+
+    def backend_tokens_per_step(self) -> float:
+        return self._backend_tokens_per_step.shrunk(self.config.prior_tokens_per_step, self.config.prior_weight)
+
+    def tokens_per_step(self, task_class: str, bucket: str) -> float:
+        """Shrunk in two levels: (class, bucket) toward the bucket over all classes (temperature is the
+        strongest single predictor of acceptance), which is shrunk toward the prior, or the backend-wide
+        value where that is lower. Never toward a higher backend-wide value: it averages the requests the
+        policy chose to send there, so it overstates every other bucket."""
+        return self.tokens_per_step_posterior(task_class, bucket)[0]
+
+    def tokens_per_step_posterior(self, task_class: str, bucket: str) -> tuple[float, float]:
+        """(mean, standard deviation of the mean) of tokens per step for this (class, bucket)."""
+        pw = self.config.prior_weight
+        prior = min(self.backend_tokens_per_step(), self.config.prior_tokens_per_step)
+        sd0 = self.config.prior_tokens_per_step_sd
+        if bucket == "high":  # a sample must match the draft: acceptance falls with temperature
+            scale = self.config.prior_sampled_scale
+            prior, sd0 = 1.0 + (prior - 1.0) * scale, sd0 * scale
+        level = self._bucket_tokens_per_step.get(bucket)
+        if level is not None:
+            prior = level.shrunk(prior, pw)
+        est = self._tokens_per_step.get((task_class, bucket))
+        if est is None:  # a class not seen yet is like the others of its bucket, as far as they agree
+            unseen = sd0 / math.sqrt(max(pw, 1.0))
+            if level is None:
+                return prior, unseen
+            level_sd = math.sqrt(max(level.var, 0.04) * level.weight + sd0 * sd0 * pw) / (level.weight + pw)
+            return prior, min(unseen, math.sqrt(level.var + level_sd * level_sd))
+        spread = math.sqrt(max(est.var, 0.04) * est.weight + sd0 * sd0 * pw) / (est.weight + pw)
+        return est.shrunk(prior, pw), spread
+
+    def natural_output_tokens(self, task_class: str, bucket: str) -> float:
+        est = self._log_output.get((task_class, bucket))
+        prior = math.log(self.config.prior_output_tokens)
+        return math.exp(prior if est is None else est.shrunk(prior, self.config.prior_weight))
+
+    def output_tokens(self, task_class: str, bucket: str, max_tokens: int, max_tokens_given: bool = False) -> float:
+        """Expected completion tokens: the learned fraction of `max_tokens` when the client set one within
+        reach of what this class produces (apps size max_tokens to the task), else the natural length;
+        never above `max_tokens`."""
+        natural = self.natural_output_tokens(task_class, bucket)
+        if max_tokens_given and max_tokens <= FRACTION_REACH * natural:
+            frac = self._output_fraction.get((task_class, bucket))
+            if frac is not None:  # geometric mean: the median request, not one pulled up by a long tail
+                return max(1.0, math.exp(frac.shrunk(0.0, 1.0)) * max_tokens)
+        return max(1.0, min(natural, float(max_tokens)))
+
+    def bucket_speculative_observations(self, bucket: str) -> int:
+        est = self._bucket_tokens_per_step.get(bucket)
+        return 0 if est is None else est.count
+
+    def speculative_observations(self, task_class: str, bucket: str) -> int:
+        est = self._tokens_per_step.get((task_class, bucket))
+        return 0 if est is None else est.count
+
+    # --- updates (off the decision path)
+    def observe(self, obs: Observation) -> None:
+        key = (obs.task_class, obs.bucket)
+        if obs.completion_tokens > 0:
+            self._observe_output(key, obs)
+        steps = obs.steps
+        if obs.role == "baseline" and steps is None:
+            steps = obs.completion_tokens
+        if obs.role == "speculative" and steps:
+            self._observe_acceptance(key, obs.bucket, obs.completion_tokens / steps, steps)
+        if obs.warmup:
+            return
+        step = None
+        if steps is not None and steps >= 3 and obs.e2e_s > obs.ttft_s:
+            step = self._observe_step(obs, self._decode_s(obs) / (steps - 1))
+        if obs.prompt_tokens >= 64 and obs.load_self + sum(load for _, load in obs.co_runners) <= PREFILL_QUIET_LOAD:
+            self._observe_prefill(obs, step)
+
+    def _decode_s(self, obs: Observation) -> float:
+        """The request's decode time without the prefill of requests that arrived during it (chunked prefill runs
+        other prompts inside its steps). Left in, that work grows with the load, because busy traffic arrives
+        faster: it steepened the step's fitted growth and lowered its intercept (mixed-phases: 4.7 ms + 0.37 ms a
+        request against the emulator's 6.54 + ~0.07), so a quiet GPU looked cheaper on the speculative server than
+        it is. A chunk inside a step costs its tokens' marginal time (the prefill line's slope), not the mean per
+        token, which also holds each request's fixed costs: charged at the mean (3.5e-5 s a token against
+        ~1.6e-5), the correction flattened the speculative server's growth to 0 (the emulator's: ~0.08 ms).
+        A chunk also rides on a step that reads the weights anyway: a step costs max(weights' read, the chunk's
+        compute), so each chunk adds only what its compute takes beyond one step at batch 1 (the baseline's, whose
+        step is that read plus little host time). Charged in full, the 600-token prompts of mixed-phases' busy phase
+        were taken out at ~16 ms each where the emulator's step grows ~10 ms: the fitted growth came out at 0.026 ms
+        a request against the emulator's 0.081 (now 0.055-0.082; the step there is still ~8% under, an open bias).
+        At most `PREFILL_SHARE_MAX` of the decode is taken out, whatever the estimate says."""
+        decode = obs.e2e_s - obs.ttft_s
+        if obs.prefill_during_decode <= 0:
+            return decode
+        ridden = obs.prefills_during_decode * self._models["baseline"].base_s
+        prefill = max(self._prefill_marginal_s(obs.role) * obs.prefill_during_decode - ridden, 0.0)
+        return decode - min(prefill, PREFILL_SHARE_MAX * decode)
+
+    def _observe_output(self, key: tuple[str, str], obs: Observation) -> None:
+        f = self.config.forgetting
+        natural = self.natural_output_tokens(*key)
+        if obs.max_tokens and obs.max_tokens <= FRACTION_REACH * natural:
+            self._output_fraction.setdefault(key, Ewma(0.0)).update(
+                math.log(min(obs.completion_tokens / obs.max_tokens, 1.0)), f)
+        logged = math.log(obs.completion_tokens)
+        ref = math.log(natural)
+        bounded = min(max(logged, ref - math.log(2.0)), ref + math.log(2.0))
+        self._log_output.setdefault(key, Ewma(math.log(self.config.prior_output_tokens))).update(bounded, f)
+
+    def _observe_acceptance(self, key: tuple[str, str], bucket: str, tps: float, steps: int) -> None:
+        f = self.config.forgetting
+        tps = min(max(tps, 1.0), self.config.num_speculative_tokens + 1.0)
+        weight = min(steps / 16.0, 4.0)
+        self._tokens_per_step.setdefault(key, Ewma(self.config.prior_tokens_per_step)).update(tps, f, w=weight)
+        # The bucket's level stands for classes not seen yet: one long response of one class (a SQL probe at 3.5
+        # tokens per step) must not outweigh the prior for all of them, so each response counts once there.
+        self._bucket_tokens_per_step.setdefault(bucket, Ewma(self.config.prior_tokens_per_step)).update(
+            tps, f, w=min(weight, 1.0))
+
+    def _co_runners(self, obs: Observation) -> list[CoRunner]:
+        return [CoRunner(self._fitted[role], load, 0.0) for role, load in obs.co_runners]
+
+    def _observe_step(self, obs: Observation, observed: float) -> float:
+        """Fit the own-step model on steps nobody shared, κ on steps that were shared; return the step."""
+        f = self.config.forgetting
+        role = obs.role
+        co = self._co_runners(obs)
+        waits = sum(c.model.own_s(c.load) for c in co if c.load > 0)
+        own = self._fitted[role].own_s(obs.load_self)
+        if waits > 0:  # what the step waited for, beyond its own work: the interference share
+            observed = _clip(observed, own + self._kappa[role] * waits)
+            self._interference[role].update(min(max((observed - own) / waits, 0.0), 1.5), f)
+            self._kappa[role] = self._shrunk_interference(role)
+        else:
+            observed = _clip(observed, own)
+            self._steps[role].update(obs.load_self, observed, f)
+            self._fitted[role] = self._steps[role].model()
+            self._models = tied_models(self._steps, self.config.slope_tie, self.config.priors)
+        return observed
+
+    def _observe_prefill(self, obs: Observation, step: float | None) -> None:
+        role = obs.role
+        if step is None:
+            step = step_s(self._fitted[role], obs.load_self, self._co_runners(obs), self._kappa[role])
+        prompt = obs.prompt_tokens
+        first = max(obs.ttft_s - step, 0.0)
+        self._prefill[role].update(_clip(first / prompt, self._prefill_s[role]), self.config.forgetting)
+        self._prefill_s[role] = self._shrunk_prefill(role)
+        line = self._prefill_line[role]
+        line.update(prompt, _clip(first, line.model().own_s(prompt)), self.config.forgetting)
+
+    def observe_backend_acceptance(self, tokens_per_step: float, drafts: float) -> None:
+        """Counter deltas of one scrape: output tokens per engine step (`SpecDelta.tokens_per_step`), weighted
+        by the `drafts` draft rounds behind it."""
+        if drafts > 0:
+            weight = min(drafts / 64.0, 8.0)
+            self._backend_tokens_per_step.update(tokens_per_step, self.config.forgetting, w=weight)
+
+    # --- introspection
+    def class_estimates(self) -> dict[tuple[str, str], ClassEstimate]:
+        keys = set(self._tokens_per_step) | set(self._log_output)
+        out = {}
+        for task_class, bucket in sorted(keys):
+            tps, sd = self.tokens_per_step_posterior(task_class, bucket)
+            outputs = self._log_output.get((task_class, bucket))
+            out[(task_class, bucket)] = ClassEstimate(
+                tokens_per_step=tps,
+                tokens_per_step_sd=sd,
+                acceptance_rate=acceptance_rate(tps, self.config.num_speculative_tokens),
+                output_tokens=self.natural_output_tokens(task_class, bucket),
+                speculative_observations=self.speculative_observations(task_class, bucket),
+                observations=0 if outputs is None else outputs.count,
+            )
+        return out
+
+    def state(self) -> dict[str, object]:
+        return {
+            "backend_tokens_per_step": self.backend_tokens_per_step(),
+            "step_models": {
+                role: {**_asdict(self._models[role]), "observations": self._steps[role].count} for role in ROLES
+            },
+            "prefill_s_per_token": {role: self.prefill_s_per_token(role) for role in ROLES},
+            "prefill_marginal_s_per_token": {role: self._prefill_marginal_s(role) for role in ROLES},
+            "interference": {role: self.interference(role) for role in ROLES},
+            "classes": {
+                f"{task_class}/{bucket}": _asdict(est)
+                for (task_class, bucket), est in self.class_estimates().items()
+            },
+        }
+
+
+FRACTION_REACH = 8.0  # a max_tokens above this many times the natural length says nothing about the request
+
+
+def _asdict(obj: StepModel | ClassEstimate) -> dict[str, object]:
+    return obj._asdict() if isinstance(obj, StepModel) else {f.name: getattr(obj, f.name) for f in fields(obj)}

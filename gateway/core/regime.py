@@ -1,0 +1,196 @@
+"""Pure regime choice for a GPU shared by a baseline and a speculative server.
+
+Two servers that time-share one GPU slow each other, so the best a router can do there is to let one of
+them carry the group's traffic. Which one depends on the mix and the load, not on the request at hand:
+the per-request comparison is sticky (once one server carries the traffic, the idle one looks expensive
+for every request), so deciding per request locks into whichever server the first requests chose.
+
+The regime is decided from the group's recent requests instead: each one's cost (latency plus the delay it
+imposes on the requests running with it) with the group's load at its decision carried by the baseline
+alone, against the speculative server alone. The regime switches when that ratio leaves a band around 1
+(`switch_margin`) and has held at least `min_dwell` decisions (or at once, when the ratio is past the
+`decisive_margin`): hysteresis, so noise cannot flip it, and probes (which only add observations) cannot flip
+it by themselves.
+
+A switch has a price: the requests the old server is running keep running, and every new request on the
+other server time-shares the GPU with them until they drain. That price grows with the old server's load,
+which is highest exactly when a burst makes the mix look expensive on it. So a switch the mix asks for is
+*pending* until the carrying server is in a lull (at most `lull_load` requests, or half the group's recent
+mean load if that is more), and is taken anyway after `max_defer` decisions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import NamedTuple, TypeVar
+
+from gateway.core.costmodel import Role, StepModel
+
+
+@dataclass(frozen=True, slots=True)
+class RegimeConfig:
+    switch_margin: float
+    min_dwell: int
+    externality_weight: float
+    decisive_margin: float  # a ratio this far outside 1 switches without waiting for the dwell
+    lull_load: float  # a pending switch is taken when the carrying server runs at most this many requests
+    max_defer: int  # ... or after this many decisions pending
+    speculation_max_load: float  # no speculative regime while the group's recent mean load is above this
+
+
+@dataclass(frozen=True, slots=True)
+class RegimeState:
+    role: Role = "baseline"
+    since: int = -(1 << 30)  # the group's decision count at the last switch (none yet: free to switch)
+    ratio: float | None = None  # the last mix ratio: cost on the baseline / on the speculative server
+    switches: int = 0
+    pending: Role | None = None  # the role the mix asks for, waiting for the carrying server's lull
+    pending_since: int = 0
+
+
+class MixSample(NamedTuple):
+    """One recent request of the group, with the current estimates for it (a tuple: the mix builds one per
+    recent request on every recomputation, and a frozen dataclass costs twice as much to build)."""
+
+    prompt_tokens: int
+    output_tokens: float
+    tokens_per_step: float
+    load: float  # the group's requests running + waiting at its decision
+
+
+def mix_ratio(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
+              externality_weight: float) -> float | None:
+    """Σ cost with the baseline alone / Σ cost with the speculative server alone (> 1: speculation pays)."""
+    if not samples:
+        return None
+    return ratio_of(mix_costs(samples, models, prefill, externality_weight))
+
+
+def ratio_of(totals: Mapping[Role, float]) -> float:
+    """The mix ratio of `mix_costs`' totals."""
+    return totals["baseline"] / max(totals["speculative"], 1e-12)
+
+
+def mix_costs(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
+              externality_weight: float) -> dict[Role, float]:
+    """Σ predicted cost of the samples with each role alone carrying them (no co-runners): per sample,
+    `predict(...).cost(w)` = prefill · P + (steps + 1) · (base + per_request · (L + 1) + w · per_request · L),
+    with steps = (O − 1) / T. That is linear in P, in (steps + 1) and in (steps + 1) · L, so the loop only sums
+    those and the models enter once (the regime recomputes this over its whole window every few decisions)."""
+    prompts = base_steps = base_steps_load = spec_steps = spec_steps_load = 0.0
+    for s in samples:
+        load = s.load
+        rest = s.output_tokens - 1.0 if s.output_tokens > 1.0 else 0.0
+        tps = s.tokens_per_step if s.tokens_per_step > 1.0 else 1.0
+        prompts += s.prompt_tokens
+        base_steps += rest + 1.0
+        base_steps_load += (rest + 1.0) * load
+        spec = rest / tps + 1.0
+        spec_steps += spec
+        spec_steps_load += spec * load
+    def total(role: Role, steps: float, steps_load: float) -> float:
+        m = models[role]
+        return prefill[role] * prompts + (m.base_s + m.per_request_s) * steps \
+            + m.per_request_s * (1.0 + externality_weight) * steps_load
+
+    return {"baseline": total("baseline", base_steps, base_steps_load),
+            "speculative": total("speculative", spec_steps, spec_steps_load)}
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+def worth_probing(samples: Sequence[MixSample], keys: Sequence[K], hopes: Mapping[K, float],
+                  models: Mapping[Role, StepModel], totals: Mapping[Role, float], externality_weight: float,
+                  threshold: float) -> frozenset[K]:
+    """The keys (classes) whose requests, at the acceptance `hopes[key]` instead of their estimate, would take the
+    mix ratio past `threshold`: where a probe's answer could move the regime. A class too rare in the mix to do
+    that gains nothing from a probe, and on a shared GPU a probe slows the requests that arrive while it runs
+    (creative-heavy: each probe of a structured class cost ~1 s over its neighbours, 1-2% of the run, with the
+    mix at 0.8x). `samples[i]` is of class `keys[i]`; `totals` is `mix_costs` of the samples."""
+    if not samples:
+        return frozenset()
+    spec = models["speculative"]
+    step, growth = spec.base_s + spec.per_request_s, spec.per_request_s * (1.0 + externality_weight)
+    gain: dict[K, float] = {}  # per key: Σ speculative cost at its estimate − at its hope
+    for s, key in zip(samples, keys, strict=True):
+        hope = hopes.get(key)
+        if hope is None or hope <= s.tokens_per_step:
+            continue
+        rest = s.output_tokens - 1.0 if s.output_tokens > 1.0 else 0.0
+        saved_steps = rest / max(s.tokens_per_step, 1.0) - rest / hope
+        gain[key] = gain.get(key, 0.0) + saved_steps * (step + growth * s.load)
+    base = totals["baseline"]
+    return frozenset(k for k, g in gain.items() if base / max(totals["speculative"] - g, 1e-12) > threshold)
+
+
+def capped_ratio(ratio: float | None, mean_load: float, cfg: RegimeConfig) -> float | None:
+    """The mix ratio as the regime may act on it: above `speculation_max_load` requests on the GPU the batch is
+    already large (speculation verifies drafts the batch has no room for), so the ratio cannot ask for the
+    speculative server (`leave_large_batch` takes a speculative regime out at once). The step models
+    are least reliable there (prefill chunks of a busy queue run inside the steps, and both roles' fits drifted
+    on mixed-high: the regime went speculative at 40 requests running and cost 1.9x). vLLM's V0 engine had the
+    same guard as `--speculative-disable-by-batch-size`."""
+    if ratio is None or mean_load <= cfg.speculation_max_load:
+        return ratio
+    return min(ratio, 1.0 / (1.0 + cfg.switch_margin) - 1e-9)
+
+
+def leave_large_batch(state: RegimeState, mean_load: float, decisions: int, cfg: RegimeConfig) -> RegimeState:
+    """A speculative regime under a load above `speculation_max_load` leaves at once: waiting for a lull that
+    sustained load never brings kept 78 more requests on the n-gram server at c = 48 (an emulated replay of the
+    H200 run: 1.9 s against 1.4 s all-baseline)."""
+    if state.role != "speculative" or mean_load <= cfg.speculation_max_load:
+        return state
+    return RegimeState("baseline", decisions, state.ratio, state.switches + 1)
+
+
+def next_regime(state: RegimeState, ratio: float | None, decisions: int, cfg: RegimeConfig) -> RegimeState:
+    """The regime after `decisions` decisions of the group, given the latest mix ratio: the same role, with a
+    switch pending when the ratio leaves the band after the dwell (or leaves the decisive band at any time),
+    and no switch pending once the ratio is back inside the band. `settle` takes a pending switch."""
+    if ratio is None:
+        return state
+    wanted: Role | None = None
+    decisive = False
+    if state.role == "baseline" and ratio > 1.0 + cfg.switch_margin:
+        wanted = "speculative"
+        decisive = ratio > 1.0 + cfg.decisive_margin
+    elif state.role == "speculative" and ratio < 1.0 / (1.0 + cfg.switch_margin):
+        wanted = "baseline"
+        decisive = ratio < 1.0 / (1.0 + cfg.decisive_margin)
+    if wanted is None or not (decisive or decisions - state.since >= cfg.min_dwell):
+        return replace(state, ratio=ratio, pending=None)
+    since = state.pending_since if state.pending == wanted else decisions
+    return replace(state, ratio=ratio, pending=wanted, pending_since=since)
+
+
+def lull(recent_loads: Sequence[float], cfg: RegimeConfig) -> float:
+    """The carrying server's load at or below which a pending switch is cheap: `lull_load`, or half the group's
+    recent mean load when traffic runs hotter than that (a busy group may never drain to one request)."""
+    mean = sum(recent_loads) / len(recent_loads) if recent_loads else 0.0
+    return max(cfg.lull_load, 0.5 * mean)
+
+
+def settle(state: RegimeState, decisions: int, carrier_load: float, lull_load: float,
+           cfg: RegimeConfig) -> RegimeState:
+    """Take a pending switch when the carrying server is in a lull, or when it has waited `max_defer`."""
+    if state.pending is None:
+        return state
+    if carrier_load <= lull_load or decisions - state.pending_since >= cfg.max_defer:
+        return RegimeState(state.pending, decisions, state.ratio, state.switches + 1)
+    return state
+
+
+def follow_fleet(state: RegimeState, ratio: float | None, carried: Role | None, decisions: int,
+                 band: float) -> RegimeState:
+    """Replicas agree on a regime: when the group's own servers show the other role carrying the GPU (other
+    gateways send it their traffic) and this process's evidence is not decisive (its mix ratio within the band
+    `1 ± band`), join them. Without this, N replicas each decide from a 1/N share of the evidence and often
+    disagree, and the two servers alternate on the GPU, which is what a regime exists to prevent."""
+    if carried is None or carried == state.role or ratio is None:
+        return state
+    if 1.0 / (1.0 + band) <= ratio <= 1.0 + band:
+        return RegimeState(carried, decisions, ratio, state.switches + 1)
+    return state

@@ -1,0 +1,111 @@
+"""Each role's own step time vs its batch, fitted online, with the two roles' batch growth tied.
+
+`StepFit` is recursive least squares (Kalman form, with forgetting) of one server's step time on [1, load].
+A server's per-request growth is only observable while it carries a batch, and on a shared GPU one server
+carries the traffic at a time: the idle one's growth stays at its prior, however wrong, and the regime
+choice compares a measured server with a guessed one (the guess decided which way the regime went). The
+two roles run the same model on the same GPU, so their growth per running request moves together (the same
+weights, the same attention over each request's KV cache, the same GPU speed), but not at the same level: a
+speculative step also verifies each request's drafted tokens (measured on an H200 with n-gram γ = 4: 1.4x the
+baseline's growth; a fixed γ pads undrafted decodes too). `tied_models` therefore pulls each role's growth
+toward the other's *scaled by the ratio of their priors*, in proportion to how much better measured the other is:
+an unmeasured role borrows the measured one's (at the priors' ratio), two measured roles keep their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gateway.core.costmodel import OTHER_ROLE, Role, StepModel
+
+# Variance of the step at batch 1, in units of the prior's, at most (sd ~0.14x): every load teaches it, but a server
+# that only ever runs large batches cannot tell its intercept from its growth, and an unbounded one drifted to the
+# 0.1x floor on mixed-high (0.75 ms against ~6.6 ms) while the growth took the rest.
+INTERCEPT_VAR = 0.02
+SLOPE_VAR = 0.05**2  # the growth's variance cap, in the same units
+
+
+@dataclass(slots=True)
+class StepFit:
+    """Recursive least squares (Kalman form, with forgetting) of one server's own step time on [1, load],
+    in units of its prior base step time."""
+
+    theta: list[float]
+    p: list[list[float]]
+    scale_s: float
+    noise: float = 0.05
+    count: int = 0
+
+    @classmethod
+    def from_prior(cls, prior: StepModel) -> StepFit:
+        scale = prior.base_s
+        return cls(theta=[1.0, prior.per_request_s / scale], p=[[INTERCEPT_VAR, 0.0], [0.0, 0.02**2]], scale_s=scale)
+
+    def update(self, load: float, step_s: float, forgetting: float) -> None:
+        """One Kalman step with x = [1, load] (written out for two dimensions: it runs once per response)."""
+        (p00, p01), (p10, p11) = self.p
+        px0, px1 = p00 + p01 * load, p10 + p11 * load
+        denom = self.noise + px0 + load * px1
+        g0, g1 = px0 / denom, px1 / denom
+        t0, t1 = self.theta
+        err = step_s / self.scale_s - (t0 + t1 * load)
+        self.theta = [t0 + g0 * err, t1 + g1 * err]
+        p00, p01 = (p00 - g0 * px0) / forgetting, (p01 - g0 * px1) / forgetting
+        p10, p11 = (p10 - g1 * px0) / forgetting, (p11 - g1 * px1) / forgetting
+        # bounded: forgetting without excitation cannot wind up
+        if p00 > INTERCEPT_VAR:
+            k = (INTERCEPT_VAR / p00) ** 0.5
+            p00, p01, p10 = p00 * k * k, p01 * k, p10 * k
+        if p11 > SLOPE_VAR:
+            k = (SLOPE_VAR / p11) ** 0.5
+            p11, p01, p10 = p11 * k * k, p01 * k, p10 * k
+        self.p = [[p00, p01], [p10, p11]]
+        self.count += 1
+
+    def model(self) -> StepModel:
+        base, per_request = self.theta[0] * self.scale_s, max(self.theta[1], 0.0) * self.scale_s
+        return StepModel(max(base, 0.1 * self.scale_s), per_request)
+
+    def variances_s2(self) -> tuple[float, float]:
+        """Variances of the step at batch 1 and of the per-request growth, in seconds squared."""
+        scale2 = self.scale_s * self.scale_s
+        return self.p[0][0] * scale2, self.p[1][1] * scale2
+
+
+def tied_models(fits: Mapping[Role, StepFit], tie: float, priors: Mapping[Role, StepModel]) -> dict[Role, StepModel]:
+    """Each role's model with its step at batch 1 and its per-request growth each combined, precision-weighted,
+    with the other role's scaled by the priors' ratio; what is borrowed counts as uncertain by the other's own
+    variance plus (`tie` × the larger value)², the room the ratio is given to differ from the priors'. (The GPU's
+    speed is one for both: a measured speculative server tells how fast the idle baseline beside it would be.)"""
+    models = {role: fit.model() for role, fit in fits.items()}
+    out: dict[Role, StepModel] = {}
+    for role, fit in fits.items():
+        other = OTHER_ROLE[role]
+        if fits[other].count == 0:  # a prior is not evidence about the other role
+            out[role] = models[role]
+            continue
+        own, theirs = models[role], models[other]
+        (own_base_var, own_slope_var), (their_base_var, their_slope_var) = (fit.variances_s2(),
+                                                                            fits[other].variances_s2())
+        base_scale = _ratio(priors[role].base_s, priors[other].base_s)
+        slope_scale = _ratio(priors[role].per_request_s, priors[other].per_request_s)
+        base = _combine(own.base_s, own_base_var, theirs.base_s * base_scale, their_base_var * base_scale**2, tie)
+        slope = _combine(own.per_request_s, own_slope_var, theirs.per_request_s * slope_scale,
+                         their_slope_var * slope_scale**2, tie)
+        out[role] = StepModel(base, slope)
+    return out
+
+
+def _combine(own: float, own_var: float, borrowed: float, borrowed_var: float, tie: float) -> float:
+    room = tie * max(own, borrowed)
+    other_var = borrowed_var + room * room
+    if other_var <= 0:
+        return own
+    w = (1.0 / max(own_var, 1e-18)) / (1.0 / max(own_var, 1e-18) + 1.0 / other_var)
+    return w * own + (1.0 - w) * borrowed
+
+
+def _ratio(role_prior: float, other_prior: float) -> float:
+    """The role's prior over the other's (1 where either is not positive)."""
+    return role_prior / other_prior if role_prior > 0 and other_prior > 0 else 1.0

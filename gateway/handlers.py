@@ -142,6 +142,8 @@ async def metrics(request: web.Request) -> web.Response:
 
 async def models(request: web.Request) -> web.Response:
     """The models all routable backends serve, merged by id."""
+    if listing := request.app[AppState.key].router.fleet.models.listing():  # discovered (`served_models`)
+        return web.json_response({"object": "list", "data": listing}, dumps=_dumps)
     state = request.app[AppState.key]
     session = state.proxy.session
     assert session is not None
@@ -227,6 +229,7 @@ async def admin_state(request: web.Request) -> web.Response:
         "policy": state.settings.policy,
         "learner": state.learner.state(),
         "regimes": state.router.state(),
+        "fleet": state.router.fleet.state(),  # served models, prefix indexes (`gateway.fleet_view`)
         "backends": [
             {"name": b.name, "role": b.role, "group": b.group, "url": redact_url(b.url), "healthy": b.healthy,
              "inflight": b.inflight, "routing_load": pool.load(b, _now()),

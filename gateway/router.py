@@ -9,8 +9,8 @@ import math
 import random
 import time
 from collections import deque
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -35,6 +35,7 @@ from gateway.core.regime import (
     settle,
     worth_probing,
 )
+from gateway.fleet_view import FleetView
 from gateway.metrics import Metrics
 from gateway.settings import Settings
 
@@ -59,6 +60,10 @@ class Routed:
     features: Features
     task_class: str
     bucket: str
+    # fleet (`FleetView`): backends not serving the model, the class the learner keys on, cached prompt tokens
+    off_model: frozenset[Backend] = frozenset()
+    learner_class: str = ""
+    cached_tokens: Mapping[str, int] = field(default_factory=dict)
 
 
 class _Recent(NamedTuple):
@@ -124,6 +129,9 @@ class Router:
         self._regime_views: tuple[dict[str, Role], dict[str, float], dict[str, Role]] | None = None
         self._mixed_at: dict[str, float] = {}  # when each group's mix ratio was last recomputed (monotonic)
         self.view = CandidateView(pool, self.adaptive.exception_load)
+        self.fleet = FleetView([b.name for b in pool.backends], prefix_aware=settings.prefix_aware,
+                               default_kv_tokens=settings.prefix_default_kv_tokens,
+                               max_blocks=settings.prefix_index_max_blocks, chars_per_token=settings.chars_per_token)
         # per shared group in a baseline regime: the classes whose measurement could move it (`worth_probing`)
         self.probe_worthy: dict[str, frozenset[tuple[str, str]]] = {}
         if metrics is not None:  # a group that never switched reads 0 switches, not no data
@@ -150,23 +158,28 @@ class Router:
             bucket_speculative_observations=lrn.bucket_speculative_observations(bucket),
         )
 
-    def route(self, view: RequestView, request_id: str, exclude: frozenset[Backend] = frozenset()) -> Routed | None:
+    def route(self, view: RequestView, request_id: str, exclude: frozenset[Backend] = frozenset(),
+              session: str | None = None) -> Routed | None:
         f = features(view, self.classifier)
         task_class = classify(f, self.classifier)
+        lclass = self.fleet.learner_class(task_class, view.model)
         bucket = temperature_bucket(f.temperature)
         policy = self.settings.policy
         needs_estimates = policy in ("adaptive", "clairvoyant")
         now = time.monotonic()
+        off = self.fleet.off_model(view.model, self.pool.backends)
         if needs_estimates:
-            self._early_regimes(f, task_class, bucket, now)
+            self._early_regimes(f, lclass, bucket, now)
         regimes, ratios, pending = self._regime_views or self._views()
-        candidates = self.view.candidates(now, exclude)
+        candidates = self.view.candidates(now, exclude | off if off else exclude)
+        session = self.fleet.session(view, session)
+        cached = self.fleet.cached(view, f.prompt_tokens, [c.name for c in candidates]) if needs_estimates else {}
         inp = PolicyInput(
             features=f,
             task_class=task_class,
             bucket=bucket,
             candidates=candidates,
-            estimates=self.estimates(f, task_class, bucket, request_id) if needs_estimates else None,
+            estimates=self.estimates(f, lclass, bucket, request_id) if needs_estimates else None,
             regimes=regimes,
             regime_ratios=ratios,
             regime_pending=pending,
@@ -176,6 +189,7 @@ class Router:
             sample_draw=self._random(),
             turn=self._turn,
             scoring=self.view.scoring(candidates, regimes) if needs_estimates else None,
+            cached_tokens=cached, affinity=self.fleet.affinity(session),
         )
         self._turn += 1
         decision = decide(policy, inp, self.rules, self.adaptive, self.hindsight)
@@ -185,8 +199,9 @@ class Router:
         if chosen.group in self.regimes and needs_estimates:
             self.arrivals[chosen.group].append(now)
             group_load = chosen.load + sum(load for _, load in chosen.co_runners)
-            self._note(chosen.group, _recent(f, task_class, bucket, group_load))
-        return Routed(decision, f, task_class, bucket)
+            self._note(chosen.group, _recent(f, lclass, bucket, group_load))
+        self.fleet.routed(view, session, decision.backend, cached)
+        return Routed(decision, f, task_class, bucket, off, lclass, cached)
 
     def _views(self) -> tuple[dict[str, Role], dict[str, float], dict[str, Role]]:
         """The regimes as the policy reads them, rebuilt only when one changes (a fleet has many groups)."""

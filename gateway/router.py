@@ -145,7 +145,8 @@ class Router:
         if oracle is not None:
             output, tps = min(oracle.output_tokens, float(f.max_tokens)), oracle.tokens_per_step
         else:
-            output = lrn.output_tokens(task_class, bucket, f.max_tokens, f.max_tokens_given)
+            output = lrn.predicted_output(task_class, bucket, f.max_tokens, f.max_tokens_given, f.prompt_tokens,
+                                          f.structured_output)[0]
             tps, sd = lrn.tokens_per_step_posterior(task_class, bucket)
         return Estimates(
             output_tokens=output,

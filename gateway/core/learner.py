@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass, fields
 
 from gateway.core.costmodel import ROLES, CoRunner, Role, StepModel, step_s
+from gateway.core.outlen import OutputLengths
 from gateway.core.records import record
 from gateway.core.stepfit import StepFit, tied_models
 
@@ -95,6 +96,10 @@ class Observation:
     # prompt tokens sent to its GPU between its first and last chunk: their prefill chunks ran inside its steps
     prefill_during_decode: int = 0
     prefills_during_decode: int = 0  # the prompts those tokens came in (0: not known)
+    # output-length prediction (`core.outlen`) and prefix caching: structured output asked for; prompt tokens the
+    # server likely had cached (its prefill read only the rest)
+    structured: bool = False
+    cached_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +151,8 @@ class Learner:
         # the decision path reads these every request; they change only in `observe`
         self._kappa = {role: self._shrunk_interference(role) for role in ROLES}
         self._prefill_s = {role: self._shrunk_prefill(role) for role in ROLES}
+        # per request, from what it says (`core.outlen`; not persisted: re-learned from the first requests)
+        self._lengths = OutputLengths(config.prior_output_tokens, config.forgetting)
 
     # --- estimates used on the decision path (cheap lookups)
     def step_model(self, role: Role) -> StepModel:
@@ -216,6 +223,15 @@ class Learner:
                 return max(1.0, math.exp(frac.shrunk(0.0, 1.0)) * max_tokens)
         return max(1.0, min(natural, float(max_tokens)))
 
+    def predicted_output(self, task_class: str, bucket: str, max_tokens: int, max_tokens_given: bool,
+                         prompt_tokens: int, structured: bool) -> tuple[float, float]:
+        """Expected completion tokens of this request from what it says (`core.outlen`), and the typical log
+        error of that prediction; never above `max_tokens`."""
+        given = max_tokens if max_tokens_given else None
+        lengths = self._lengths
+        out = lengths.predict(task_class, bucket, given, prompt_tokens, structured)
+        return min(out, float(max_tokens)), lengths.error(task_class, bucket, given, prompt_tokens, structured)
+
     def bucket_speculative_observations(self, bucket: str) -> int:
         est = self._bucket_tokens_per_step.get(bucket)
         return 0 if est is None else est.count
@@ -229,6 +245,8 @@ class Learner:
         key = (obs.task_class, obs.bucket)
         if obs.completion_tokens > 0:
             self._observe_output(key, obs)
+            self._lengths.observe(obs.task_class, obs.bucket, obs.max_tokens, obs.prompt_tokens, obs.structured,
+                                  obs.completion_tokens)
         steps = obs.steps
         if obs.role == "baseline" and steps is None:
             steps = obs.completion_tokens
@@ -239,7 +257,8 @@ class Learner:
         step = None
         if steps is not None and steps >= 3 and obs.e2e_s > obs.ttft_s:
             step = self._observe_step(obs, self._decode_s(obs) / (steps - 1))
-        if obs.prompt_tokens >= 64 and obs.load_self + sum(load for _, load in obs.co_runners) <= PREFILL_QUIET_LOAD:
+        if (obs.prompt_tokens - obs.cached_tokens >= 64
+                and obs.load_self + sum(load for _, load in obs.co_runners) <= PREFILL_QUIET_LOAD):
             self._observe_prefill(obs, step)
 
     def _decode_s(self, obs: Observation) -> float:
@@ -309,7 +328,7 @@ class Learner:
         role = obs.role
         if step is None:
             step = step_s(self._fitted[role], obs.load_self, self._co_runners(obs), self._kappa[role])
-        prompt = obs.prompt_tokens
+        prompt = obs.prompt_tokens - obs.cached_tokens  # what its prefill read
         first = max(obs.ttft_s - step, 0.0)
         self._prefill[role].update(_clip(first / prompt, self._prefill_s[role]), self.config.forgetting)
         self._prefill_s[role] = self._shrunk_prefill(role)
@@ -349,6 +368,7 @@ class Learner:
             "prefill_s_per_token": {role: self.prefill_s_per_token(role) for role in ROLES},
             "prefill_marginal_s_per_token": {role: self._prefill_marginal_s(role) for role in ROLES},
             "interference": {role: self.interference(role) for role in ROLES},
+            "output_length_cells": self._lengths.cells(),
             "classes": {
                 f"{task_class}/{bucket}": _asdict(est)
                 for (task_class, bucket), est in self.class_estimates().items()

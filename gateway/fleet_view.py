@@ -52,7 +52,9 @@ class FleetView:
     def learner_class(self, task_class: str, model: str) -> str:
         """The class the learner keys on: per model where the fleet serves several (their acceptance and
         lengths differ), the plain class where it serves one."""
-        return task_class if self.models.distinct() <= 1 else f"{task_class}@{model}"
+        if self.models.distinct() <= 1:
+            return task_class
+        return f"{task_class}@{model.replace('/', ':')}"  # the learner's state keys are "class/bucket"
 
     def cached(self, view: RequestView, prompt_tokens: int, names: Iterable[str]) -> dict[str, int]:
         """Prompt tokens each of `names` has likely cached (only those with some)."""

@@ -119,3 +119,14 @@ async def test_failover_stays_within_the_model() -> None:
         finally:
             await client.close()
             await gw.runner.cleanup()
+
+
+def test_the_learner_class_is_per_model_only_on_a_multi_model_fleet() -> None:
+    from gateway.fleet_view import FleetView
+
+    view = FleetView(["a", "b"], prefix_aware=True, default_kv_tokens=1000, max_blocks=100, chars_per_token=4.0)
+    view.models.set("a", [{"id": "org/alpha"}])
+    view.models.set("b", [{"id": "org/alpha"}])
+    assert view.learner_class("chat", "org/alpha") == "chat"
+    view.models.set("b", [{"id": "org/beta"}])
+    assert view.learner_class("chat", "org/beta") == "chat@org:beta"  # no "/": state keys are "class/bucket"

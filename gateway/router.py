@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from gateway.backends import Backend, BackendPool
 from gateway.candidates import CandidateView
+from gateway.core.acceptance_cells import family_of
 from gateway.core.classify import Features, classify, features, temperature_bucket
 from gateway.core.costmodel import OTHER_ROLE, ROLES, Role
 from gateway.core.learner import Learner
@@ -60,10 +61,11 @@ class Routed:
     features: Features
     task_class: str
     bucket: str
-    # fleet (`FleetView`): backends not serving the model, the class the learner keys on, cached prompt tokens
+    # `FleetView`: backends without the model, the learner's class, cached prompt tokens, the prompt's family
     off_model: frozenset[Backend] = frozenset()
     learner_class: str = ""
     cached_tokens: Mapping[str, int] = field(default_factory=dict)
+    family: int | None = None
 
 
 class _Recent(NamedTuple):
@@ -138,16 +140,16 @@ class Router:
             for group in self.regimes:
                 metrics.child(metrics.regime_switches, group)
 
-    def estimates(self, f: Features, task_class: str, bucket: str, request_id: str) -> Estimates:
+    def estimates(self, f: Features, task_class: str, bucket: str, request_id: str,
+                  family: int | None = None) -> Estimates:
         lrn = self.learner
         oracle = self.oracle.get(request_id)
         sd = 0.0
         if oracle is not None:
             output, tps = min(oracle.output_tokens, float(f.max_tokens)), oracle.tokens_per_step
         else:
-            output = lrn.predicted_output(task_class, bucket, f.max_tokens, f.max_tokens_given, f.prompt_tokens,
-                                          f.structured_output)[0]
-            tps, sd = lrn.tokens_per_step_posterior(task_class, bucket)
+            output, tps, sd = lrn.for_request(task_class, bucket, f.max_tokens, f.max_tokens_given, f.prompt_tokens,
+                                              f.structured_output, family)
         return Estimates(
             output_tokens=output,
             tokens_per_step=tps,
@@ -175,12 +177,13 @@ class Router:
         candidates = self.view.candidates(now, exclude | off if off else exclude)
         session = self.fleet.session(view, session)
         cached = self.fleet.cached(view, f.prompt_tokens, [c.name for c in candidates]) if needs_estimates else {}
+        family = family_of(view.prefix_blocks)
         inp = PolicyInput(
             features=f,
             task_class=task_class,
             bucket=bucket,
             candidates=candidates,
-            estimates=self.estimates(f, lclass, bucket, request_id) if needs_estimates else None,
+            estimates=self.estimates(f, lclass, bucket, request_id, family) if needs_estimates else None,
             regimes=regimes,
             regime_ratios=ratios,
             regime_pending=pending,
@@ -202,7 +205,7 @@ class Router:
             group_load = chosen.load + sum(load for _, load in chosen.co_runners)
             self._note(chosen.group, _recent(f, lclass, bucket, group_load))
         self.fleet.routed(view, session, decision.backend, cached)
-        return Routed(decision, f, task_class, bucket, off, lclass, cached)
+        return Routed(decision, f, task_class, bucket, off, lclass, cached, family)
 
     def _views(self) -> tuple[dict[str, Role], dict[str, float], dict[str, Role]]:
         """The regimes as the policy reads them, rebuilt only when one changes (a fleet has many groups)."""

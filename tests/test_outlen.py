@@ -58,7 +58,8 @@ def _median_errors(workload: str) -> tuple[float, float]:
         c, b = classify(f, cc), temperature_bucket(f.temperature)
         actual = min(len(tokenize(item.reference or "")) + 1, f.max_tokens)
         old.append(abs(lrn.output_tokens(c, b, f.max_tokens, f.max_tokens_given) - actual) / actual)
-        predicted = lrn.predicted_output(c, b, f.max_tokens, f.max_tokens_given, f.prompt_tokens, f.structured_output)
+        predicted = lrn.per_request.output(c, b, f.max_tokens, f.max_tokens_given, f.prompt_tokens,
+                                           f.structured_output)
         new.append(abs(predicted[0] - actual) / actual)
         lrn.observe(Observation(role="baseline", task_class=c, bucket=b, prompt_tokens=f.prompt_tokens,
                                 completion_tokens=actual, steps=None, ttft_s=0.1, e2e_s=1.0, load_self=1.0,
@@ -71,3 +72,18 @@ def test_per_request_prediction_beats_the_class_estimate_on_the_builtins() -> No
     for workload in ("bursty", "structured-heavy"):
         old, new = _median_errors(workload)
         assert new <= 0.16 and new < 0.8 * old, (workload, old, new)  # measured: 0.20 -> 0.15, 0.20 -> 0.12
+
+
+def test_a_prompt_family_that_accepts_less_is_predicted_to() -> None:
+    """Two conversations of one (class, bucket, prompt length) cell: one accepts 1.3 tokens a step, the other 3.5;
+    each family's next request is predicted near its own (the (class, bucket) mean sits between them)."""
+    from gateway.core.per_request import PerRequest
+
+    per = PerRequest(256, 0.98, 5.0)
+    mean = 2.4
+    for _ in range(6):
+        per.observe_acceptance("code", "greedy", 300, 130, 100, mean, family=1)
+        per.observe_acceptance("code", "greedy", 300, 350, 100, mean, family=2)
+    low, high = (per.tokens_per_step((mean, 0.1), "code", "greedy", 300, family)[0] for family in (1, 2))
+    assert low < 1.6 and high > 3.1
+    assert 2.0 < per.tokens_per_step((mean, 0.1), "code", "greedy", 300, None)[0] < 2.8  # no family: the cell's

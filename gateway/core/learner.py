@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass, fields
 
 from gateway.core.costmodel import ROLES, CoRunner, Role, StepModel, step_s
-from gateway.core.outlen import OutputLengths
+from gateway.core.per_request import PerRequest
 from gateway.core.records import record
 from gateway.core.stepfit import StepFit, tied_models
 
@@ -100,6 +100,7 @@ class Observation:
     # server likely had cached (its prefill read only the rest)
     structured: bool = False
     cached_tokens: int = 0
+    family: int | None = None  # its prompt's family (`core.acceptance_cells.family_of`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,8 +152,9 @@ class Learner:
         # the decision path reads these every request; they change only in `observe`
         self._kappa = {role: self._shrunk_interference(role) for role in ROLES}
         self._prefill_s = {role: self._shrunk_prefill(role) for role in ROLES}
-        # per request, from what it says (`core.outlen`; not persisted: re-learned from the first requests)
-        self._lengths = OutputLengths(config.prior_output_tokens, config.forgetting)
+        # output length and acceptance per request, from what it says (`core.per_request`)
+        self.per_request = PerRequest(config.prior_output_tokens, config.forgetting,
+                                      config.num_speculative_tokens + 1.0)
 
     # --- estimates used on the decision path (cheap lookups)
     def step_model(self, role: Role) -> StepModel:
@@ -223,14 +225,14 @@ class Learner:
                 return max(1.0, math.exp(frac.shrunk(0.0, 1.0)) * max_tokens)
         return max(1.0, min(natural, float(max_tokens)))
 
-    def predicted_output(self, task_class: str, bucket: str, max_tokens: int, max_tokens_given: bool,
-                         prompt_tokens: int, structured: bool) -> tuple[float, float]:
-        """Expected completion tokens of this request from what it says (`core.outlen`), and the typical log
-        error of that prediction; never above `max_tokens`."""
-        given = max_tokens if max_tokens_given else None
-        lengths = self._lengths
-        out = lengths.predict(task_class, bucket, given, prompt_tokens, structured)
-        return min(out, float(max_tokens)), lengths.error(task_class, bucket, given, prompt_tokens, structured)
+    def for_request(self, task_class: str, bucket: str, max_tokens: int, max_tokens_given: bool, prompt_tokens: int,
+                    structured: bool, family: int | None) -> tuple[float, float, float]:
+        """Output tokens, tokens per step and its sd for one request: the (class, bucket)'s estimates refined by
+        what the request says (`core.per_request`)."""
+        per = self.per_request
+        output = per.output(task_class, bucket, max_tokens, max_tokens_given, prompt_tokens, structured)[0]
+        posterior = self.tokens_per_step_posterior(task_class, bucket)
+        return (output, *per.tokens_per_step(posterior, task_class, bucket, prompt_tokens, family))
 
     def bucket_speculative_observations(self, bucket: str) -> int:
         est = self._bucket_tokens_per_step.get(bucket)
@@ -245,13 +247,16 @@ class Learner:
         key = (obs.task_class, obs.bucket)
         if obs.completion_tokens > 0:
             self._observe_output(key, obs)
-            self._lengths.observe(obs.task_class, obs.bucket, obs.max_tokens, obs.prompt_tokens, obs.structured,
-                                  obs.completion_tokens)
+            self.per_request.observe_output(obs.task_class, obs.bucket, obs.max_tokens, obs.prompt_tokens,
+                                            obs.structured, obs.completion_tokens)
         steps = obs.steps
         if obs.role == "baseline" and steps is None:
             steps = obs.completion_tokens
         if obs.role == "speculative" and steps:
+            estimate = self.tokens_per_step(*key)
             self._observe_acceptance(key, obs.bucket, obs.completion_tokens / steps, steps)
+            self.per_request.observe_acceptance(obs.task_class, obs.bucket, obs.prompt_tokens, obs.completion_tokens,
+                                                steps, estimate, obs.family)
         if obs.warmup:
             return
         step = None
@@ -368,7 +373,7 @@ class Learner:
             "prefill_s_per_token": {role: self.prefill_s_per_token(role) for role in ROLES},
             "prefill_marginal_s_per_token": {role: self._prefill_marginal_s(role) for role in ROLES},
             "interference": {role: self.interference(role) for role in ROLES},
-            "output_length_cells": self._lengths.cells(),
+            **self.per_request.state(),
             "classes": {
                 f"{task_class}/{bucket}": _asdict(est)
                 for (task_class, bucket), est in self.class_estimates().items()

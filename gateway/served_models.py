@@ -7,14 +7,13 @@ whose `/v1/models` never answered is assumed to serve every model (a server with
 works as it did); once it answered, its last good listing holds until the next one. The gateway's own
 `/v1/models` lists the union of the listings.
 
-The same loop reads each backend's KV capacity once (`vllm:cache_config_info`: `num_gpu_blocks` ×
-`block_size` tokens) for the prefix index (`gateway.core.prefix_index`), again after it comes back up.
+The same loop reads each backend's KV capacity (`vllm:cache_config_info`: `num_gpu_blocks` × `block_size`
+tokens) for the prefix index (`gateway.core.prefix_index`), until one scrape has said it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
@@ -164,6 +163,8 @@ async def run_refresh(served: ServedModels, backends: Callable[[], Sequence[tupl
     """`refresh` every `interval_s`, the first at once."""
     known: set[str] = set()
     while True:
-        with contextlib.suppress(Exception):  # a bad answer must not end discovery
+        try:
             await refresh(served, backends(), fetch, on_capacity, known)
+        except Exception as exc:  # a bad answer must not end discovery
+            log_event(log, logging.WARNING, "models_refresh_failed", why=type(exc).__name__)
         await asyncio.sleep(interval_s)

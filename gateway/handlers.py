@@ -142,7 +142,9 @@ async def metrics(request: web.Request) -> web.Response:
 
 async def models(request: web.Request) -> web.Response:
     """The models all routable backends serve, merged by id."""
-    if listing := request.app[AppState.key].router.fleet.models.listing():  # discovered (`served_models`)
+    # discovered (`served_models`): every model some backend serves, as routing sees them (a model whose servers are
+    # down for now is still listed: its requests get 503, not 404)
+    if listing := request.app[AppState.key].router.fleet.models.listing():
         return web.json_response({"object": "list", "data": listing}, dumps=_dumps)
     state = request.app[AppState.key]
     session = state.proxy.session

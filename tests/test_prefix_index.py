@@ -140,3 +140,14 @@ async def test_a_conversation_returns_to_the_server_holding_its_history() -> Non
             assert view.state()["decisions_with_cached_prefix"] == 9
         finally:
             await gw.runner.cleanup()
+
+
+def test_with_one_role_the_backend_holding_the_prompt_replaces_the_least_loaded() -> None:
+    baselines = (Candidate("baseline-0", "baseline", "g0", 0.0), Candidate("baseline-1", "baseline", "g1", 2.0))
+    d = decide("adaptive", _input(12000, baselines, cached_tokens={"baseline-1": 11900}), RULES, CFG)
+    assert d is not None and (d.backend, d.reason) == ("baseline-1", "prefix_cache")
+    assert d.detail.startswith("prefix_cache, baseline-1@g1, cached 11900/")
+    d = decide("adaptive", _input(200, baselines, cached_tokens={"baseline-1": 190}), RULES, CFG)
+    assert d is not None and (d.backend, d.reason) == ("baseline-0", "no_speculative")  # not worth 2 requests' wait
+    d = decide("least_loaded", _input(12000, baselines, cached_tokens={"baseline-1": 11900}), RULES, CFG)
+    assert d is not None and d.backend == "baseline-0"  # only the cost policies read the cache

@@ -149,7 +149,7 @@ class Router:
             output, tps = min(oracle.output_tokens, float(f.max_tokens)), oracle.tokens_per_step
         else:
             output, tps, sd = lrn.for_request(task_class, bucket, f.max_tokens, f.max_tokens_given, f.prompt_tokens,
-                                              f.structured_output, family)
+                                              f.structured_output, family, f.temperature)
         return Estimates(
             output_tokens=output,
             tokens_per_step=tps,

@@ -101,6 +101,7 @@ class Observation:
     structured: bool = False
     cached_tokens: int = 0
     family: int | None = None  # its prompt's family (`core.acceptance_cells.family_of`)
+    temperature: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,13 +227,13 @@ class Learner:
         return max(1.0, min(natural, float(max_tokens)))
 
     def for_request(self, task_class: str, bucket: str, max_tokens: int, max_tokens_given: bool, prompt_tokens: int,
-                    structured: bool, family: int | None) -> tuple[float, float, float]:
+                    structured: bool, family: int | None, temperature: float = 0.0) -> tuple[float, float, float]:
         """Output tokens, tokens per step and its sd for one request: the (class, bucket)'s estimates refined by
         what the request says (`core.per_request`)."""
         per = self.per_request
         output = per.output(task_class, bucket, max_tokens, max_tokens_given, prompt_tokens, structured)[0]
         posterior = self.tokens_per_step_posterior(task_class, bucket)
-        return (output, *per.tokens_per_step(posterior, task_class, bucket, prompt_tokens, family))
+        return (output, *per.tokens_per_step(posterior, task_class, bucket, prompt_tokens, family, temperature))
 
     def bucket_speculative_observations(self, bucket: str) -> int:
         est = self._bucket_tokens_per_step.get(bucket)
@@ -256,7 +257,7 @@ class Learner:
             estimate = self.tokens_per_step(*key)
             self._observe_acceptance(key, obs.bucket, obs.completion_tokens / steps, steps)
             self.per_request.observe_acceptance(obs.task_class, obs.bucket, obs.prompt_tokens, obs.completion_tokens,
-                                                steps, estimate, obs.family)
+                                                steps, estimate, obs.family, obs.temperature)
         if obs.warmup:
             return
         step = None

@@ -23,10 +23,10 @@ class PerRequest:
         return min(out, float(max_tokens)), self.lengths.error(task_class, bucket, given, prompt_tokens, structured)
 
     def tokens_per_step(self, posterior: tuple[float, float], task_class: str, bucket: str, prompt_tokens: int,
-                        family: int | None) -> tuple[float, float]:
+                        family: int | None, temperature: float = 0.0) -> tuple[float, float]:
         """The (class, bucket) posterior's mean scaled by what such prompts accepted against it; the same sd."""
         mean, sd = posterior
-        ratio = self.acceptance.ratio(task_class, bucket, prompt_tokens, family)
+        ratio = self.acceptance.ratio(task_class, bucket, prompt_tokens, family, temperature)
         return min(max(mean * ratio, 1.0), self.max_tokens_per_step), sd
 
     def observe_output(self, task_class: str, bucket: str, max_tokens: int | None, prompt_tokens: int,
@@ -34,10 +34,12 @@ class PerRequest:
         self.lengths.observe(task_class, bucket, max_tokens, prompt_tokens, structured, completion_tokens)
 
     def observe_acceptance(self, task_class: str, bucket: str, prompt_tokens: int, tokens: int, steps: int,
-                           estimate: float, family: int | None) -> None:
+                           estimate: float, family: int | None, temperature: float = 0.0) -> None:
         """A streamed speculative response: `tokens` in `steps` where its (class, bucket) said `estimate`."""
         tps = min(max(tokens / steps, 1.0), self.max_tokens_per_step)
-        self.acceptance.observe(task_class, bucket, prompt_tokens, tps, estimate, min(steps / 16.0, 4.0), family)
+        # each response counts once (at most): one response's acceptance is noisy, a long one's as well
+        self.acceptance.observe(task_class, bucket, prompt_tokens, tps, estimate, min(steps / 16.0, 1.0), family,
+                                temperature)
 
     def state(self) -> dict[str, int]:
         return {"output_length_cells": self.lengths.cells(), "acceptance_cells": self.acceptance.cells()}

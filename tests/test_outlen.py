@@ -81,7 +81,7 @@ def test_a_prompt_family_that_accepts_less_is_predicted_to() -> None:
 
     per = PerRequest(256, 0.98, 5.0)
     mean = 2.4
-    for _ in range(6):
+    for _ in range(10):
         per.observe_acceptance("code", "greedy", 300, 130, 100, mean, family=1)
         per.observe_acceptance("code", "greedy", 300, 350, 100, mean, family=2)
     low, high = (per.tokens_per_step((mean, 0.1), "code", "greedy", 300, family)[0] for family in (1, 2))

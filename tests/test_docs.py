@@ -41,3 +41,18 @@ def test_contracts_name_only_files_that_exist() -> None:
     for path in re.findall(r"(?<![\w/.-])((?:gateway|deploy|dashboards|tests|docs)/[\w./-]*\w)", text):
         if "*" not in path and "<" not in path:
             assert (ROOT / path).exists(), f"CONTRACTS.md names missing {path}"
+
+
+def test_module_map_names_every_module_of_the_gateway_and_its_core() -> None:
+    text = (ROOT / "docs" / "module-map.md").read_text()
+    gateway = ROOT / "gateway"
+    named = {f"`{p.name}" for p in gateway.glob("*.py")} | {f"`core/{p.name}" for p in (gateway / "core").glob("*.py")}
+    missing = sorted(n.strip("`") for n in named if n not in text)
+    assert len(named) > 20, "the gateway's modules were not found"
+    assert not missing, f"docs/module-map.md does not name {missing}: add a row (what it holds, what it imports)"
+
+
+def test_module_map_names_no_module_that_is_gone() -> None:
+    text = (ROOT / "docs" / "module-map.md").read_text()
+    for name in re.findall(r"^\| `((?:core/)?\w+\.py)`", text, flags=re.MULTILINE):
+        assert (ROOT / "gateway" / name).exists(), f"docs/module-map.md has a row for gateway/{name}, which is gone"

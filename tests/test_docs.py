@@ -16,7 +16,8 @@ def test_settings_reference_matches_the_settings_class() -> None:
 
 
 def test_relative_links_in_readme_and_docs_resolve() -> None:
-    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "deploy" / "README.md"]
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "deploy" / "README.md",
+             ROOT / "results" / "README.md"]
     for page in pages:
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
             if "://" in target or target.startswith("mailto:"):
@@ -56,3 +57,10 @@ def test_module_map_names_no_module_that_is_gone() -> None:
     text = (ROOT / "docs" / "module-map.md").read_text()
     for name in re.findall(r"^\| `((?:core/)?\w+\.py)`", text, flags=re.MULTILINE):
         assert (ROOT / "gateway" / name).exists(), f"docs/module-map.md has a row for gateway/{name}, which is gone"
+
+
+def test_every_results_folder_has_a_readme() -> None:
+    folders = sorted(p for p in (ROOT / "results").iterdir() if p.is_dir())
+    assert len(folders) > 20, "the results folders were not found"
+    bare = [p.name for p in folders if not (p / "README.md").exists()]
+    assert not bare, f"results folders without a README.md (command, machine, what ran beside it): {bare}"

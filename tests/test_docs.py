@@ -25,6 +25,22 @@ def test_relative_links_in_readme_and_docs_resolve() -> None:
             assert (page.parent / target).exists(), f"{page.name} links to missing {target}"
 
 
+def _heading_anchors(page: Path) -> set[str]:
+    """GitHub's anchors of a page's headings: lower case, punctuation dropped, spaces as hyphens."""
+    headings = re.findall(r"^#+ (.*)$", page.read_text(), flags=re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+def test_anchors_of_links_between_docs_resolve() -> None:
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "deploy" / "README.md",
+             ROOT / "results" / "README.md"]
+    for page in pages:
+        for target, anchor in re.findall(r"\]\(([^)#\s]*)#([^)\s]+)\)", page.read_text()):
+            linked = page.parent / target if target else page
+            if linked.suffix == ".md" and linked.exists():
+                assert anchor in _heading_anchors(linked), f"{page.name} links to a missing heading {target}#{anchor}"
+
+
 def _pages() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "deploy" / "README.md",
             ROOT / "gateway" / "CONTRACTS.md"]

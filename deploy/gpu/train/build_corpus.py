@@ -32,7 +32,7 @@ from typing import Any
 KIND_COUNTS = {"json_object": 300, "json_schema": 200, "extraction_json": 400, "sql": 500, "code_edit": 500,
                "code_gen": 500, "chat": 500, "extraction": 150, "creative": 500, "long_context": 220}
 SHARES = {"stdlib": 0.50, "man": 0.20}  # of --max-mb; the workload tasks take what they take (~8 MB at 30)
-TROFF_ESCAPE = re.compile(r"\\f[BIRP1-4]|\\f\(..|\\\(..|\\[&|^e%-]|\\s[-+]?\d")
+TROFF_ESCAPE = re.compile(r"\\f[BIRP1-4]|\\f\(..|\\\(..|\\[&|^%]|\\s[-+]?\d")
 
 
 @dataclass(frozen=True, slots=True)

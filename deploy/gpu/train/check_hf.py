@@ -1,3 +1,4 @@
+# mypy: allow-untyped-decorators
 """Check that a saved model directory loads as Hugging Face's Llama and computes what train_lm.py's module does.
 
     python deploy/gpu/train/check_hf.py DIR [--prompts DATA/prompts.jsonl]
@@ -19,7 +20,7 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from llama import LlamaForCausalLM, Shape, read_safetensors  # noqa: E402
+from llama import LlamaForCausalLM, Shape, read_safetensors
 
 
 def load_own(d: Path) -> LlamaForCausalLM:
@@ -28,7 +29,8 @@ def load_own(d: Path) -> LlamaForCausalLM:
     model = LlamaForCausalLM(shape)
     state = {k: v.float() for k, v in read_safetensors(d / "model.safetensors").items()}
     model.load_state_dict(state, strict=True)
-    return model.float().eval()
+    model.float().eval()
+    return model
 
 
 @torch.no_grad()

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-import measure_acceptance as ma  # noqa: E402
+import measure_acceptance as ma
 
 PROFILES = {"draft": "h200-draft", "ngram": "h200-ngram"}
 

@@ -1,3 +1,4 @@
+# mypy: allow-subclassing-any
 """A Llama decoder in plain torch whose state dict is Hugging Face's `LlamaForCausalLM`, key for key.
 
 Same maths as transformers' Llama and vLLM's (`vllm/model_executor/models/llama.py`): RMSNorm in float32,

@@ -59,7 +59,8 @@ def read_counters(url: str) -> dict[str, float]:
 def derive(delta: dict[str, float]) -> dict[str, Any]:
     """Acceptance figures from counter deltas (None where nothing was drafted)."""
     d, dt, a, g = delta["drafts"], delta["draft_tokens"], delta["accepted"], delta["generated"]
-    out: dict[str, Any] = {"acceptance_rate": a / dt if dt else None, "mean_acceptance_length": 1 + a / d if d else None,
+    out: dict[str, Any] = {"acceptance_rate": a / dt if dt else None,
+                           "mean_acceptance_length": 1 + a / d if d else None,
                            "tokens_per_step": g / (g - a) if g > a else None}
     pos = sorted((int(k[3:]), v) for k, v in delta.items() if k.startswith("pos"))
     if d and pos:

@@ -1,3 +1,4 @@
+# mypy: allow-untyped-decorators
 """Draft-model acceptance per task class without vLLM: speculative decoding simulated in torch (a cross-check).
 
     python deploy/gpu/train/offline_acceptance.py --target DIR --draft DIR --prompts DATA/prompts.jsonl
@@ -22,7 +23,7 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from check_hf import load_own  # noqa: E402
+from check_hf import load_own
 
 
 def probs(logits: torch.Tensor, t: float) -> torch.Tensor:

@@ -30,7 +30,7 @@ def training(models: Path) -> list[str]:
 def table(data: dict[str, Any]) -> list[str]:
     servers = data.get("servers", {})
     base = servers.get("baseline", {}).get("segments", {})
-    lines = ["| server | class / mode | n | tok/step | acc. rate | mean acc. len | e2e s | out tok/s | e2e vs baseline |",
+    lines = ["| server | class / mode | n | tok/step | acc. rate | mean acc. len | e2e s | out tok/s | vs baseline |",
              "|---|---|---|---|---|---|---|---|---|"]
     for label, res in servers.items():
         for seg, s in res.get("segments", {}).items():
@@ -49,10 +49,10 @@ def main(argv: list[str]) -> int:
     path = Path(argv[0])
     out = ["# Acceptance per task class (issue 39)", ""]
     if len(argv) > 1:
-        out += training(Path(argv[1])) + [""]
+        out += [*training(Path(argv[1])), ""]
     if path.exists():
         data = json.loads(path.read_text())
-        out += [f"meta: {json.dumps(data.get('meta', {}))}", ""] + table(data)
+        out += [f"meta: {json.dumps(data.get('meta', {}))}", "", *table(data)]
     else:
         out.append(f"(no {path})")
     print("\n".join(out))

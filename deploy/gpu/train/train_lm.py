@@ -1,3 +1,4 @@
+# mypy: allow-untyped-decorators
 """Train a Llama-architecture model from scratch on the corpus for a fixed time; save it for `vllm serve`.
 
     python deploy/gpu/train/train_lm.py --data DATA --size target|draft|tiny --minutes 7 --device cuda --out DIR
@@ -26,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).parent))
-from llama import SHAPES, LlamaForCausalLM, pad_vocab, save_hf  # noqa: E402
+from llama import SHAPES, LlamaForCausalLM, pad_vocab, save_hf
 
 # size -> (batch, seq, peak lr)
 RECIPES = {"target": (16, 2048, 6e-4), "draft": (16, 2048, 1.5e-3), "tiny": (16, 256, 2e-3)}
@@ -143,8 +144,9 @@ def main(argv: list[str] | None = None) -> int:
                                                   not in vocab["model"]["vocab"])
     data, held = load_tokens(args.data / "train.bin"), load_tokens(args.data / "heldout.bin")
     model, opt = build(args, n_vocab, device)
+    gpu = torch.cuda.get_device_name() if device.type == "cuda" else None
     log: dict[str, Any] = {"size": args.size, "shape": dataclasses.asdict(model.shape), "params": model.num_params(),
-                           "device": str(device), "gpu": torch.cuda.get_device_name() if device.type == "cuda" else None,
+                           "device": str(device), "gpu": gpu,
                            "torch": torch.__version__, "batch": args.batch, "seq": args.seq, "peak_lr": args.lr,
                            "minutes": args.minutes, "train_tokens_available": len(data),
                            "heldout_tokens_available": len(held), "tokenizer_vocab": n_vocab}

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from tasks import build_prompts  # noqa: E402
+from tasks import build_prompts
 
 SPECIAL = ["<s>", "</s>", "<|system|>", "<|user|>", "<|assistant|>"]  # ids 0..4; bos 0, eos 1
 CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"

@@ -5,16 +5,18 @@
 #   bash deploy/gpu/train/run_train_and_measure.sh measure   # after staging vLLM (../shared/gpu/stage.sh): waits for
 #                                                            # the models, starts the servers, measures; repeat it
 #                                                            # until it prints "ALL MEASURED" (it resumes)
+#   bash deploy/gpu/train/run_train_and_measure.sh pack      # here (CPU, no GPU): corpus + tokenizer at full size, then
+#                                                            # the files the GPU needs into out/gpu-data (carry that)
 #   bash deploy/gpu/train/run_train_and_measure.sh cpu       # the whole chain at tiny size on CPU, emulator for vLLM
 # Everything a call produces goes to $OUT (flat, <= 8 files): results.json, requests.jsonl, summary.md, train.json,
 # logs.txt, nvidia-smi.txt. State between calls lives in /tmp/train (models, logs, results so far).
-# env: DATA (deploy/gpu/train/out/data), TARGET_MIN (7), DRAFT_MIN (5), BUDGET_S (560), MEM (0.25 per server),
+# env: DATA (deploy/gpu/train/out/gpu-data), TARGET_MIN (7), DRAFT_MIN (5), BUDGET_S (560), MEM (0.25 per server),
 #      LABELS ("baseline draft ngram"), CONC (8), PER_CLASS (0 = all), VLLM_ARGS (extra, e.g. --enforce-eager)
 set -u
 cmd=${1:-measure}
 here=$(cd "$(dirname "$0")" && pwd); repo=$(cd "$here/../../.." && pwd); cd "$repo"
 OUT=${OUT:-/tmp/train-out}; mkdir -p "$OUT"
-DATA=${DATA:-$here/out/data}; T=/tmp/train; mkdir -p $T/models $T/results $T/logs $T/pids
+DATA=${DATA:-$here/out/gpu-data}; T=/tmp/train; mkdir -p $T/models $T/results $T/logs $T/pids
 BUDGET_S=${BUDGET_S:-560}; start=$(date +%s); left() { echo $(( BUDGET_S - ($(date +%s) - start) )); }
 PY=${PYTHON:-python3}
 PORTS_baseline=8001; PORTS_draft=8002; PORTS_ngram=8003
@@ -104,6 +106,13 @@ case $cmd in
     all=1; for label in ${LABELS:-baseline draft ngram}; do measured "$label" || all=0; done
     [ $all = 1 ] && echo "ALL MEASURED" || echo "not all measured: run measure again"
     collect;;
+  pack)  # on the CPU machine: .venv (gateway) builds the corpus, .venv-train (tokenizers) the tokenizer
+    D=$here/out/data; PY=${PYTHON:-.venv/bin/python}; TPY=${TRAIN_PYTHON:-.venv-train/bin/python}
+    $PY "$here/build_corpus.py" --out "$D" --max-mb "${MAX_MB:-30}" && \
+    $TPY "$here/train_tokenizer.py" --data "$D" --vocab "${VOCAB:-12000}" --per-class "${PER_CLASS:-24}" || exit 1
+    rm -rf "$here/out/gpu-data"; mkdir -p "$here/out/gpu-data"
+    cp -r "$D"/train.bin "$D"/heldout.bin "$D"/prompts.jsonl "$D"/manifest.json "$D"/tokenizer "$here/out/gpu-data/"
+    du -sh "$here/out/gpu-data"; exit 0;;
   cpu)  # the dry run: tiny corpus, tiny models for ~1 min each, the emulator in place of vLLM
     D=$here/out/tiny; PY=${PYTHON:-.venv/bin/python}; TPY=${TRAIN_PYTHON:-.venv-train/bin/python}
     rm -rf $T/results/* $T/models/* $T/logs/*

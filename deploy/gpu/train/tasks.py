@@ -84,19 +84,24 @@ def build_prompts(docs: Iterable[dict[str, Any]], per_class: int, seed: int, max
     cands = candidates(docs)
     plain = sorted(cands.pop(""), key=lambda c: c[0]["id"])
     random.Random(f"{seed}:plain").shuffle(plain)
+    chosen: dict[str, list[tuple[dict[str, Any], str, str, int]]] = {c: [] for c in CLASSES}
+
+    def fill(cls: str, source: list[tuple[dict[str, Any], str, str]]) -> None:
+        while source and len(chosen[cls]) < per_class:
+            doc, prompt, reference = source.pop()
+            if (n := count_tokens(prompt)) <= max_prompt_tokens:
+                chosen[cls].append((doc, prompt, reference, n))
+
+    for cls in CLASSES:  # first each class from its own task documents
+        pool = sorted(cands[cls], key=lambda c: c[0]["id"])
+        random.Random(f"{seed}:{cls}").shuffle(pool)
+        fill(cls, pool)
+    for cls in sorted(CLASSES, key=lambda c: len(chosen[c])):  # then the emptiest classes first from plain ones
+        fill(cls, plain)
     out: list[Prompt] = []
     for cls in CLASSES:
-        rng = random.Random(f"{seed}:{cls}")
-        pool = sorted(cands[cls], key=lambda c: c[0]["id"])
-        rng.shuffle(pool)
-        chosen: list[tuple[dict[str, Any], str, str, int]] = []
-        for source in (pool, plain):
-            while source and len(chosen) < per_class:
-                doc, prompt, reference = source.pop()
-                n = count_tokens(prompt)
-                if n <= max_prompt_tokens:
-                    chosen.append((doc, prompt, reference, n))
-        for i, (doc, prompt, reference, n) in enumerate(chosen):
+        rng = random.Random(f"{seed}:{cls}:t")
+        for i, (doc, prompt, reference, n) in enumerate(chosen[cls]):
             cap = int(doc.get("meta", {}).get("max_tokens") or max_tokens_cap)
             for mode in MODES:
                 t = 0.0 if mode == "greedy" else round(rng.uniform(*SAMPLED_T), 2)

@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", type=Path, required=True)
     p.add_argument("--vocab", type=int, default=12000)
     p.add_argument("--per-class", type=int, default=24, help="held-out prompts per class (each greedy + sampled)")
-    p.add_argument("--max-prompt-tokens", type=int, default=3000)
+    p.add_argument("--max-prompt-tokens", type=int, default=3800, help="+ 256 out must fit 4096")
     p.add_argument("--max-model-len", type=int, default=4096)
     p.add_argument("--seed", type=int, default=39)
     args = p.parse_args(argv)

@@ -151,3 +151,23 @@ def test_with_one_role_the_backend_holding_the_prompt_replaces_the_least_loaded(
     assert d is not None and (d.backend, d.reason) == ("baseline-0", "no_speculative")  # not worth 2 requests' wait
     d = decide("least_loaded", _input(12000, baselines, cached_tokens={"baseline-1": 11900}), RULES, CFG)
     assert d is not None and d.backend == "baseline-0"  # only the cost policies read the cache
+
+
+def test_sessions_prefer_the_header_and_are_bounded() -> None:
+    from gateway import fleet_view
+
+    view = fleet_view.FleetView(["a", "b"], prefix_aware=True, default_kv_tokens=4096, max_blocks=64,
+                                chars_per_token=4.0)
+    body = {"model": "m", "messages": [{"role": "user", "content": HISTORY}], "user": "alice"}
+    req = request_view(CHAT, body)
+    assert view.session(req, None) == "alice" and view.session(req, "conv-7") == "conv-7"
+    assert view.session(req, "x" * 10_000) == "x" * 256
+    view.routed(req, "alice", "b", {})
+    blocks = len(req.prefix_blocks)
+    assert view.affinity("alice") == "b" and view.cached(req, 10_000, ["a", "b"]) == {"b": blocks * 16}
+    assert view.cached(req, 100, ["a", "b"]) == {"b": 99}  # never the whole prompt: its last token is computed
+    assert len(view.indexes["b"]) == blocks and view.indexes["b"].capacity == 64  # the hard cap, not 4,096 tokens'
+    for i in range(fleet_view.MAX_SESSIONS + 10):
+        view.routed(request_view(CHAT, {"model": "m", "messages": [{"role": "user", "content": "hi"}]}),
+                    f"s{i}", "a", {})
+    assert len(view.sessions) == fleet_view.MAX_SESSIONS and view.affinity("alice") is None

@@ -1,10 +1,11 @@
 """Summarize the `specgate bench` JSONs of this folder's runs into the README's tables (prints markdown).
 
-Usage: python results/fleet-2026-12-05/summarize.py RESULTS_DIR
+Usage: python results/fleet-2026-12-05/summarize.py results/fleet-2026-12-05/raw
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import statistics
 import sys
@@ -17,7 +18,11 @@ ONE_GPU = [("mixed-phases", "1gpu-phases"), ("bursty", "1gpu-bursty")]
 
 
 def load(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text())["policies"] if path.exists() else {}
+    """A bench JSON's policies, from `path` or `path` + `.gz`."""
+    if path.exists():
+        return json.loads(path.read_text())["policies"]
+    gz = path.with_name(path.name + ".gz")
+    return json.loads(gzip.decompress(gz.read_bytes()))["policies"] if gz.exists() else {}
 
 
 def hit_rate(policy: dict[str, Any]) -> float | None:

@@ -1,0 +1,70 @@
+"""Real peer routers (`specgate bench --peers`): vllm-router in front of a two-server emulated fleet, through
+`specgate bench`, with a tiny workload. The routers come with the dev extra (`pip install -e '.[dev]'`), so a
+missing binary fails the test (under CI=true and everywhere else) instead of skipping it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gateway.bench.peers.spec import INSTALL_HINT, parse_peer, parse_peer_args, parse_peers
+from gateway.bench.replay.cli import bench_main
+from gateway.workloads.generate import Arrival, generate
+from gateway.workloads.items import write_workload
+
+
+def _require(router: str) -> None:
+    if parse_peer(f"{router}:round_robin").binary() is None:
+        pytest.fail(f"{router} is required (the dev extra installs it: {INSTALL_HINT})")
+
+
+def _workload(tmp_path: Path, n: int = 8) -> Path:
+    path = tmp_path / "tiny.jsonl"
+    write_workload(generate(n, "mixed", Arrival(rate=8.0), seed=5, id_prefix="peer"), path)
+    return path
+
+
+def test_peer_round_robin_serves_every_request_through_specgate_bench(tmp_path: Path) -> None:
+    _require("vllm-router")
+    out = tmp_path / "res.json"
+    rc = bench_main(["--workload", str(_workload(tmp_path)), "--fleet", "baseline,speculative", "--policies", "",
+                     "--peers", "vllm-router:round_robin", "--time-scale", "0.5", "--out", str(out)])
+    assert rc == 0
+    doc = json.loads(out.read_text())
+    result = doc["policies"]["vllm-router:round_robin"]
+    assert result["summary"]["requests"] == 8 and result["summary"]["errors"] == 0
+    (peer,) = result["peer"]
+    assert peer["started"] and peer["request_ids_seen"] == 1.0  # x-request-id reached the emulator
+    instances = [r["instance"] for r in result["requests"]]
+    assert sorted(set(instances)) == ["baseline-0", "speculative-0"]
+    assert abs(instances.count("baseline-0") - instances.count("speculative-0")) <= 1  # round robin
+    assert all(r["backend"] == r["instance"].rsplit("-", 1)[0] for r in result["requests"])
+    # the emulated speculative server drafted for the requests it got (their references came through)
+    assert sum(e["speculative-0"]["drafts"] for e in result["emulator"]) > 0
+
+
+def test_a_peer_that_fails_to_start_is_reported_not_dropped(tmp_path: Path) -> None:
+    _require("vllm-router")
+    out = tmp_path / "res.json"
+    rc = bench_main(["--workload", str(_workload(tmp_path, 4)), "--fleet", "baseline,speculative", "--policies", "",
+                     "--peers", "vllm-router:power_of_two", "--peer-arg", "vllm-router=--no-such-flag",
+                     "--time-scale", "0.5", "--out", str(out)])
+    assert rc == 1
+    result = json.loads(out.read_text())["policies"]["vllm-router:power_of_two"]
+    (peer,) = result["peer"]
+    assert not peer["started"] and "exited with status" in peer["error"] and "no-such-flag" in peer["error"]
+    assert result["summary"]["errors"] == result["summary"]["requests"] == 4
+    assert {r["status"] for r in result["requests"]} == {"peer_failed"}
+
+
+def test_peer_names_are_checked() -> None:
+    assert [p.name for p in parse_peers("vllm-router:cache_aware, sglang-router:cache_aware@2xbaseline")] == [
+        "vllm-router:cache_aware", "sglang-router:cache_aware@2xbaseline"]
+    for bad in ("vllm-router", "vllm-router:fastest", "nginx:round_robin", "sglang-router:kv_aware"):
+        with pytest.raises(ValueError):
+            parse_peer(bad)
+    assert parse_peer_args(["vllm-router=--cache-threshold=0.3"]) == {"vllm-router": ["--cache-threshold=0.3"]}
+    with pytest.raises(ValueError):
+        parse_peer_args(["haproxy=--x"])

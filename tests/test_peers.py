@@ -68,3 +68,25 @@ def test_peer_names_are_checked() -> None:
     assert parse_peer_args(["vllm-router=--cache-threshold=0.3"]) == {"vllm-router": ["--cache-threshold=0.3"]}
     with pytest.raises(ValueError):
         parse_peer_args(["haproxy=--x"])
+
+
+def _policy(mean: float | None, requests: list[dict[str, object]] | None = None) -> dict[str, object]:
+    return {"summary": {"mean_e2e_s": mean}, "requests": requests or []}
+
+
+def test_fleet_cells_report_adaptive_over_the_best_peer(tmp_path: Path) -> None:
+    from gateway.bench.fleet.cells import fleet_markdown, fleet_row
+
+    adaptive = [{"repeat": k, "e2e_s": e, "backend": "speculative"} for k, e in ((1, 0.5), (2, 0.6), (3, 0.7))]
+    doc = {"workload": "w", "fleet": ["baseline", "speculative"], "time_scale": 1.0, "policies": {
+        "least_loaded@2xbaseline": _policy(0.8), "least_loaded@2xspeculative": _policy(0.9),
+        "adaptive": _policy(0.6, adaptive), "vllm-router:cache_aware": _policy(0.55),
+        "vllm-router:power_of_two@2xbaseline": _policy(0.5), "sglang-router:cache_aware": _policy(None)}}
+    path = tmp_path / "cell.json"
+    path.write_text(json.dumps(doc))
+    row = fleet_row(path)
+    assert row["best_static"] == "least_loaded@2xbaseline"  # a peer with a layout is not a static fleet
+    assert row["best_peer"] == "vllm-router:power_of_two@2xbaseline"
+    assert row["adaptive_vs_best_peer"] == 1.2  # median of the seeds 0.6 over 0.5
+    table = fleet_markdown([row])
+    assert "sglang-router:cache_aware did not start" in table and "| 1.2 |" in table

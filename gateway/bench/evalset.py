@@ -95,7 +95,7 @@ def build_window(window: Window, traces: Path, out_dir: Path, seed: int = 0) -> 
 def run_cell(workload: str, name: str, fleet_label: str, args: argparse.Namespace) -> Path:
     """One bench with the statics and the peers, one with adaptive over the seeds; merged into one file."""
     fleet = FLEETS[fleet_label]
-    out = args.out_dir / f"cell--{name}--{fleet_label}.json"
+    out: Path = args.out_dir / f"cell--{name}--{fleet_label}.json"
     base = [sys.executable, "-m", "gateway", "bench", "--workload", workload, "--time-scale", "1",
             *(["--fleet", fleet] if fleet else [])]
     others = out.with_name(out.stem + "--others.json")

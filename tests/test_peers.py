@@ -90,3 +90,34 @@ def test_fleet_cells_report_adaptive_over_the_best_peer(tmp_path: Path) -> None:
     assert row["adaptive_vs_best_peer"] == 1.2  # median of the seeds 0.6 over 0.5
     table = fleet_markdown([row])
     assert "sglang-router:cache_aware did not start" in table and "| 1.2 |" in table
+
+
+def test_evalset_rows_compare_with_the_best_static_and_peer_and_find_the_losing_class() -> None:
+    from gateway.bench.evalset import WINDOWS, cell_row, cells, loss_markdown, loss_rows, statics
+
+    assert len({w.source for w in WINDOWS}) == 4 and len(WINDOWS) >= 12
+    assert {w.rate_scale for w in WINDOWS if w.source == "azure-code"} >= {0.5, 1.0, 2.0}
+    assert len(cells(["a", "b"], ["mixed-low"], ["1gpu", "1+1", "2+2", "4+4"])) == 12
+    assert statics(None) == ["baseline", "speculative"]
+    assert statics("2xbaseline,2xspeculative") == ["least_loaded@4xbaseline", "least_loaded@4xspeculative"]
+
+    def req(rid: str, kind: str, e2e: float, backend: str, repeat: int = 0) -> dict[str, object]:
+        return {"id": rid, "kind": kind, "e2e_s": e2e, "backend": backend, "status": "200", "repeat": repeat}
+
+    adaptive = [req("1", "chat", 1.0, "speculative", 1), req("2", "sql", 0.2, "speculative", 1),
+                req("1", "chat", 1.2, "speculative", 2), req("2", "sql", 0.2, "speculative", 2)]
+    peer = [req("1", "chat", 0.5, "baseline"), req("2", "sql", 0.3, "speculative")]
+    doc = {"workload": "w", "cell": {"name": "w", "fleet": "1gpu"}, "policies": {
+        "baseline": {"summary": {"mean_e2e_s": 0.7, "errors": 0}, "requests": []},
+        "speculative": {"summary": {"mean_e2e_s": 0.65, "errors": 0}, "requests": []},
+        "adaptive": {"summary": {"mean_e2e_s": 0.65, "errors": 0, "requests": 4}, "requests": adaptive},
+        "vllm-router:power_of_two": {"summary": {"mean_e2e_s": 0.4, "errors": 0}, "requests": peer},
+        "sglang-router:cache_aware": {"summary": {"mean_e2e_s": None, "errors": 2}, "requests": []}}}
+    row = cell_row(doc)
+    assert row["adaptive_seeds"] == [0.6, 0.7] and row["best_static"] == "speculative"
+    assert row["vs_best_static"] == 1.0 and row["best_peer"] == "vllm-router:power_of_two"
+    assert row["vs_best_peer"] == 1.625 and row["to_speculative_pct"] == [100, 100]
+    by_kind = {k["kind"]: k for k in loss_rows(doc, "vllm-router:power_of_two")}
+    assert by_kind["chat"]["gap_share_pct"] == 125 and by_kind["sql"]["gap_share_pct"] == -25
+    assert (by_kind["chat"]["adaptive_to_spec_pct"], by_kind["chat"]["rival_to_spec_pct"]) == (100, 0)
+    assert "| chat | 1 | 1.0 | 0.5 | 100 | 0 | 125 |" in loss_markdown([doc], [row])

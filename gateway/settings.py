@@ -117,6 +117,7 @@ class Settings(BaseSettings):
     eject_consecutive_failures: int = Field(3, ge=1, description="backend failures in a row that eject it")
     eject_base_cooldown_s: float = Field(5.0, description="first ejection cooldown (doubles on repeat)")
     eject_max_cooldown_s: float = Field(120.0, description="cap on the ejection cooldown")
+    max_scrape_bytes: int = Field(1 << 20, ge=4096, description="largest /metrics page read from a backend (a longer one is a failed scrape; vLLM's is ~50 KB)")
 
     # --- timeouts and limits
     connect_timeout_s: float = Field(2.0, description="upstream TCP connect timeout")

@@ -1,0 +1,37 @@
+"""The upstream sessions' connector: aiohttp's `TCPConnector` with two fixes its pool lacks (3.14), each guarded
+by a case of `tests/test_upstream_conformance.py`:
+
+- a waiter for a connection at the per-backend limit that is woken and cancelled in the same iteration (its
+  connect budget ran out, its client left) passes the wake-up on; aiohttp drops it, and the next waiter then
+  waits with a connection free until its own timeout (issue 35, item 13);
+- a pooled connection that received bytes while idle is closed, not reused: aiohttp keeps them and reads them as
+  the next request's answer (a backend could answer one client's request with another's bytes; item 6).
+
+Both override private methods of aiohttp's connector (`_wait_for_available_connection`, `_get`); the version is
+bounded in pyproject.toml, and the tests fail if a new aiohttp stops calling them. Not compiled: a mypyc class
+cannot subclass an interpreted one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aiohttp
+
+
+class Connector(aiohttp.TCPConnector):
+    async def _wait_for_available_connection(self, key: Any, traces: list[Any]) -> None:
+        try:
+            await super()._wait_for_available_connection(key, traces)
+        except asyncio.CancelledError:
+            self._release_waiter()  # wakes the next waiter if a connection is free; spurious wakes loop in aiohttp
+            raise
+
+    async def _get(self, key: Any, traces: list[Any]) -> aiohttp.connector.Connection | None:
+        while (conn := await super()._get(key, traces)) is not None:
+            protocol = conn.protocol
+            if protocol is None or not protocol.should_close:
+                return conn
+            conn.close()  # bytes arrived while it was idle (or it is otherwise unfit): never reused
+        return None

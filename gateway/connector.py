@@ -5,22 +5,39 @@ by a case of `tests/test_upstream_conformance.py`:
   connect budget ran out, its client left) passes the wake-up on; aiohttp drops it, and the next waiter then
   waits with a connection free until its own timeout (issue 35, item 13);
 - a pooled connection that received bytes while idle is closed, not reused: aiohttp keeps them and reads them as
-  the next request's answer (a backend could answer one client's request with another's bytes; item 6).
+  the next request's answer (a backend could answer one client's request with another's bytes; item 6);
+- an answer whose body stops parsing (a chunk not followed by CRLF) fails its reader: aiohttp's C parser records
+  the error on the connection only, and the reader waited for the total timeout (900 s) with the socket closed.
 
-Both override private methods of aiohttp's connector (`_wait_for_available_connection`, `_get`); the version is
-bounded in pyproject.toml, and the tests fail if a new aiohttp stops calling them. Not compiled: a mypyc class
+They override private parts of aiohttp's connector (`_wait_for_available_connection`, `_get`, `_factory`) and its
+protocol's `set_exception`; the version is bounded in pyproject.toml, and the tests fail if a new aiohttp stops
+calling them. Not compiled: a mypyc class
 cannot subclass an interpreted one.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import functools
+from typing import Any, cast
 
 import aiohttp
+from aiohttp.client_proto import ResponseHandler
+
+
+class _Handler(ResponseHandler):
+    def set_exception(self, exc: BaseException, *cause: BaseException) -> None:
+        payload = self._payload
+        super().set_exception(exc, *cause)
+        if payload is not None and not payload.is_eof() and payload.exception() is None:
+            payload.set_exception(aiohttp.ClientPayloadError(f"bad upstream answer: {exc!r}"[:300]), exc)
 
 
 class Connector(aiohttp.TCPConnector):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._factory = cast("functools.partial[ResponseHandler]", functools.partial(_Handler, loop=self._loop))
+
     async def _wait_for_available_connection(self, key: Any, traces: list[Any]) -> None:
         try:
             await super()._wait_for_available_connection(key, traces)

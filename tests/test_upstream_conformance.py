@@ -598,6 +598,29 @@ async def test_a_truncated_body_is_an_error_not_a_complete_answer(name: str) -> 
     await c.close()
 
 
+async def test_a_chunk_without_its_crlf_fails_the_reader_at_once() -> None:
+    """Issue 35 item 7, found here: a chunk not followed by CRLF, the rest later. aiohttp's C parser put the
+    error on the connection only, and the reader waited for the total timeout with the socket closed."""
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     b"9\r\ndata: x\n\n")
+        await writer.drain()
+        await asyncio.sleep(0.1)  # the first piece is read before the rest comes
+        writer.write(b"9\r\ndata: y\n\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    server, url = await raw_server(handle)
+    c = client(total_timeout_s=3600.0)
+    r = await c.post(url, PATH, b"{}", JSON)
+    assert await r.content.readany() == b"data: x\n\n"
+    assert await asyncio.wait_for(failure(r.content.readany()), GUARD_S) == "protocol"
+    r.close()
+    server.close()
+    await c.close()
+
+
 async def test_a_two_member_gzip_body_is_decoded_whole(site: Any) -> None:
     """Issue 35 item 7: gzip allows several members one after another; all are the body."""
     async def members(request: web.Request) -> web.Response:

@@ -1,11 +1,12 @@
 """The upstream clients (aiohttp's `ClientSession`), header filtering and the translation of client errors.
 
-Three sessions, each with its own connector, so that none waits on another's connections: completions
-(`UpstreamClient`), health checks and `/metrics` scrapes (`probe_session`, one each); pass-throughs, `/v1/models`
-and the peers' warm start use a fourth (`create_session`). Every one keeps aiohttp's caps on what an upstream may
+Four sessions, each with its own connector, so that none waits on another's connections: completions
+(`UpstreamClient`), health checks and `/metrics` scrapes (`probe_session`, one each), and one for pass-throughs,
+`/v1/models` and the peers' warm start (`create_session`). Every one keeps aiohttp's caps on what an upstream may
 send (`HEADER_CAPS`: 128 header lines of at most 8 KiB), follows no redirect, decodes gzip/deflate a bounded piece
 at a time (the reader's back-pressure holds decompression too) and reuses a connection only after its answer ended
-cleanly (aiohttp closes one with bytes left over or an answer cut short).
+cleanly (aiohttp closes one with bytes left over or an answer cut short; `gateway.connector` one that received
+bytes while idle). Why not our own client: docs/choices.md.
 
 Client exceptions never leave this module's callers: they are mapped to an `UpstreamFailure` with a
 short reason (`connect`, `timeout`, `status_5xx`, `protocol`), which the proxy fails over on.
@@ -88,7 +89,8 @@ def _session(connector: Connector, timeout: aiohttp.ClientTimeout) -> aiohttp.Cl
 def create_session(settings: Settings) -> aiohttp.ClientSession:
     """Pass-throughs, `/v1/models`, the peers' warm start."""
     return _session(_connector(settings.max_connections_per_backend),
-                    aiohttp.ClientTimeout(total=settings.total_timeout_s, sock_connect=settings.connect_timeout_s))
+                    aiohttp.ClientTimeout(total=settings.total_timeout_s, connect=settings.connect_timeout_s,
+                                          sock_connect=settings.connect_timeout_s))
 
 
 def probe_session(timeout_s: float) -> aiohttp.ClientSession:

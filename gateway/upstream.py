@@ -24,7 +24,7 @@ from aiohttp.compression_utils import HAS_BROTLI, HAS_ZSTD
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
-from gateway.connector import Connector
+from gateway.connector import REUSED, Connector
 from gateway.settings import Settings
 
 # aiohttp's own defaults, stated: an upstream's header block is at most ~1 MiB, refused as it arrives.
@@ -118,18 +118,19 @@ class UpstreamClient:
     async def request(self, method: str, base_url: str, path: str, body: bytes | None,
                       headers: dict[str, str]) -> aiohttp.ClientResponse:
         """The answer's status and headers; a protocol error for an answer the gateway cannot relay (`checked`).
-        A connection the backend dropped before any byte of an answer (the keep-alive race: it closed an idle one
-        as we sent on it) is retried once; aiohttp retries only idempotent methods itself."""
+        A pooled connection the backend dropped before any byte of an answer (the keep-alive race: it closed an idle
+        one as we sent on it) is retried once; aiohttp retries only idempotent methods itself."""
         key = (base_url, path)
         url = self._urls.get(key)
         if url is None:
             url = URL(base_url.rstrip("/") + path)
             if len(self._urls) < 4096:  # the pool's backends and our paths: never grows with what clients send
                 self._urls[key] = url
+        REUSED.set(False)
         try:
             resp = await self.session.request(method, url, data=body, headers=headers, allow_redirects=False)
         except aiohttp.ServerDisconnectedError as exc:
-            if not isinstance(exc.message, str):  # part of an answer had come
+            if not REUSED.get() or not isinstance(exc.message, str):  # a fresh connection, or part of an answer
                 raise
             resp = await self.session.request(method, url, data=body, headers=headers, allow_redirects=False)
         return checked(resp)

@@ -170,6 +170,25 @@ async def test_a_kept_alive_connection_the_backend_dropped_is_retried_once_on_a_
     await c.close()
 
 
+async def test_a_fresh_connection_dropped_before_any_answer_is_not_retried() -> None:
+    """Only a pooled connection can lose the keep-alive race; a new one dropped unanswered is the backend's
+    failure (the proxy fails over), not a reason to send the request to it again."""
+    served = 0
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal served
+        await read_request(reader)
+        served += 1
+        writer.close()
+
+    server, url = await raw_server(handle)
+    c = client()
+    assert await failure(post_read(c, url, 100)) == "connect"
+    assert served == 1
+    server.close()
+    await c.close()
+
+
 async def test_a_connection_dropped_mid_answer_is_an_error_not_a_retry() -> None:
     served = 0
 

@@ -136,6 +136,10 @@ class Settings(BaseSettings):
         64 * 1024 * 1024, ge=1024, description="largest non-streamed upstream answer the gateway buffers (502 above)")
     offload_parse_bytes: int = Field(
         256 * 1024, ge=0, description="request bodies at least this large are parsed in a helper process (0: never)")
+    offload_large_parse_bytes: int = Field(
+        2 * 1024 * 1024, ge=0, description="request bodies at least this large are parsed in a second helper process of their own, so a few huge bodies never hold up a medium one")
+    parse_queue_bytes: int = Field(
+        32 * 1024 * 1024, ge=0, description="bodies waiting for or in one parse helper, at most (one is always let in); a body beyond is answered 503 parse_queue_full (retryable)")
 
     # --- auth
     api_keys: KeyList = Field([], description="client API keys, comma-separated (auth off when unset; only blanks refuse to start)")

@@ -5,7 +5,8 @@ multiprocess files are marked dead (`mark_process_dead`: its in-flight count and
 leave the merged values) and a new one is started, after a backoff that grows while workers die young
 (`RESTART_DELAYS_S`). Workers that keep dying young (`MAX_QUICK_DEATHS` in a row) stop the whole gateway
 rather than spin. SIGTERM/SIGINT are forwarded to every worker, which drains; the parent then exits with the
-worst of their exit statuses, a death by signal N counted as 128 + N (as a shell reports it).
+worst of their exit statuses, a death by signal N counted as 128 + N (as a shell reports it), except a death by
+the very signal passed on (a worker still starting, before its handler was installed): that is a stop.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class Supervisor:
         self.ctx = multiprocessing.get_context("spawn")
         self.slots = [Slot(i) for i in range(workers)]
         self.stopping = False
+        self.forwarded: set[int] = set()  # the signals passed on to the workers
         self.status = 0
         self.quick_deaths = 0
 
@@ -72,6 +74,7 @@ class Supervisor:
     def forward(self, signum: int, _frame: object = None) -> None:
         """SIGTERM/SIGINT: stop restarting, pass the signal on; each worker drains and exits."""
         self.stopping = True
+        self.forwarded.add(signum)
         for slot in self.slots:
             slot.restart_at = None
             if slot.proc is not None and slot.proc.pid is not None:
@@ -108,6 +111,8 @@ class Supervisor:
         if proc.pid is not None and os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             multiprocess.mark_process_dead(proc.pid)  # type: ignore[no-untyped-call]
         if self.stopping:
+            if proc.exitcode is not None and -proc.exitcode in self.forwarded:
+                status = 0  # the signal we passed on, caught before its handler was installed (a worker starting)
             self.status = max(self.status, status)
             if status != 0:
                 log_event(log, logging.WARNING, "worker_exited", worker=slot.index, pid=proc.pid,

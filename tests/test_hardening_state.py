@@ -14,6 +14,8 @@ import aiohttp
 import orjson
 import pytest
 from aiohttp import web
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gateway import persist
 from gateway.bench.kit.fake_vllm import FakePair
@@ -301,3 +303,35 @@ async def test_hung_peers_are_asked_at_once_under_one_deadline() -> None:
     finally:
         for p in (*hung, good):
             await p.stop()
+
+
+_ANY_NUMBER = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-(10**30), 10**30),
+                        st.booleans(), st.none(), st.text(max_size=3))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_any_corruption_of_a_state_is_refused_or_leaves_every_estimate_finite(data: st.DataObject) -> None:
+    state = export_state(taught())
+    for _ in range(data.draw(st.integers(1, 6))):
+        table = data.draw(st.sampled_from(sorted(k for k in state if k != "version")))
+        entry = state[table]
+        if isinstance(entry, dict) and entry:
+            key = data.draw(st.sampled_from(sorted(entry)))
+            values = list(entry[key])
+            values[data.draw(st.integers(0, len(values) - 1))] = data.draw(_ANY_NUMBER)
+            entry[key] = values
+        elif isinstance(entry, list):
+            entry[data.draw(st.integers(0, len(entry) - 1))] = data.draw(_ANY_NUMBER)
+    lrn = Learner(Settings().learner_config())
+    try:
+        import_state(lrn, state, 10.0)
+    except ValueError:
+        return
+    estimates = [lrn.backend_tokens_per_step(), *(lrn.step_model(r).base_s for r in ("baseline", "speculative")),
+                 *(lrn.step_model(r).per_request_s for r in ("baseline", "speculative"))]
+    for est in lrn.class_estimates().values():
+        estimates += [est.tokens_per_step, est.tokens_per_step_sd, est.output_tokens]
+    assert all(math.isfinite(x) for x in estimates)
+    orjson.dumps(lrn.state())  # /admin/state renders
+    assert "NaN" not in json.dumps(export_state(lrn))

@@ -183,8 +183,10 @@ def import_state(lrn: Learner, state: dict[str, object], max_weight: float) -> l
     for role in ROLES:
         lrn._prefill[role], lrn._interference[role] = prefill[role], kappas[role]
         fit = lrn._steps[role]
-        # the imported model with the prior's spread (`StepFit.from_prior`'s covariance is kept): observations
-        # move it as fast as they move the prior, so it weighs no more than the prior did
+        # the imported model with the prior's spread (`StepFit.from_prior`'s covariance is kept): worth
+        # noise / INTERCEPT_VAR = 2.5 observations at batch 1, under any weight cap above that; observations
+        # move it as fast as they move the prior. Its range (`Bounds`) keeps a pessimistic model within
+        # PRIOR_SPAN of the prior: a role predicted far slower gets no traffic to correct it.
         fit.theta = [models[role].base_s / fit.scale_s, models[role].per_request_s / fit.scale_s]
         lrn._kappa[role] = lrn._shrunk_interference(role)
         lrn._prefill_s[role] = lrn._shrunk_prefill(role)

@@ -82,13 +82,13 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
         task.cancel()
     for task in tasks:
         with contextlib.suppress(asyncio.CancelledError):
-            await task
+            try:
+                await task
+            except Exception as exc:  # a loop that died is logged; shutdown and the final save go on
+                log_event(log, logging.ERROR, "background_task_failed", task=task.get_name(), why=repr(exc)[:500])
     state.metrics.flush()
     if settings.state_file is not None:
-        try:
-            persist.save(settings.state_file, state.learner, state.router)
-        except OSError as exc:
-            log_event(log, logging.WARNING, "state_not_saved", why=type(exc).__name__)
+        persist.save_or_log(settings.state_file, state.learner, state.router)
     for closing in (session, health, scrapes):
         await closing.close()
     await client.close()
@@ -105,6 +105,4 @@ async def _flush_loop(state: AppState) -> None:
 
 
 async def _export_loop(state: AppState) -> None:
-    while True:
-        state.export_learned()
-        await asyncio.sleep(state.settings.scrape_interval_s)
+    await persist.every(state.settings.scrape_interval_s, "learned-export", state.export_learned, first=True)

@@ -262,8 +262,8 @@ class BackendPool:
                 return
         try:
             snap = await self._off_loop(text, parse_vllm_metrics, text.decode("utf-8", "replace"))
-        except ValueError:
-            log_event(log, logging.WARNING, "bad_metrics", backend=b.name)
+        except ValueError as exc:  # not a vLLM scrape, or a value no server reports: the last good state stays
+            log_event(log, logging.WARNING, "bad_metrics", backend=b.name, why=str(exc)[:200])
             return
         delta = spec_delta(b.snapshot, snap)
         b.snapshot = snap

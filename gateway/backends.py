@@ -291,7 +291,10 @@ class BackendPool:
 
     async def _health_loop(self, session: aiohttp.ClientSession, b: Backend) -> None:
         while True:
-            await self.check_health(session, b)
+            try:
+                await self.check_health(session, b)
+            except Exception as exc:  # a fault of ours must not end this backend's checks for good
+                log_event(log, logging.ERROR, "health_check_failed", backend=b.name, why=repr(exc)[:300])
             await asyncio.sleep(self.settings.health_interval_s)
 
     async def run_scrape(self, session: aiohttp.ClientSession) -> None:
@@ -304,9 +307,12 @@ class BackendPool:
         every = max(round(s.scrape_interval_s / s.load_scrape_interval_s), 1)
         tick = 0
         while True:
-            text = await self.scrape_load(session, b)
-            if tick % every == 0 and text is not None:
-                await self.scrape(session, b, text)
+            try:
+                text = await self.scrape_load(session, b)
+                if tick % every == 0 and text is not None:
+                    await self.scrape(session, b, text)
+            except Exception as exc:  # a fault of ours must not end this backend's scrapes for good
+                log_event(log, logging.ERROR, "scrape_failed", backend=b.name, why=repr(exc)[:300])
             tick += 1
             await asyncio.sleep(s.load_scrape_interval_s)
 

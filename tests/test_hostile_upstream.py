@@ -266,3 +266,37 @@ async def test_endless_headers_on_a_scrape_keep_memory_bounded(gateway_factory: 
     assert peak < 32 << 20, f"{peak >> 20} MiB allocated"
     pool = gw.app[AppState.key].pool
     assert pool.backends[0].scraped_load is None and pool.backends[0].healthy
+
+
+async def test_slow_readers_of_a_gzip_stream_keep_the_gateway_within_the_back_pressure_bound(
+        gateway_factory: Any, raw: Any) -> None:
+    """Item 8: clients that stop reading a gzip-encoded stream (256 MiB of events decoded, ~0.3 MB on the wire).
+    The hand-written client decoded each compressed piece whole, past its 64 KiB bound: four such readers took
+    the gateway to ~1 GB. Decoding now waits for the relay, which waits for the client."""
+    event = b'data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\n'
+    packed = gzip.compress(event * ((256 << 20) // len(event)), compresslevel=9)
+    bomb = await raw(post=fixed(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\n"
+                                b"Content-Length: %d\r\n\r\n" % len(packed) + packed))
+    gw = await gateway_factory(baseline_urls=[bomb.url], speculative_urls=[bomb.url], policy="baseline",
+                               idle_timeout_s=30.0)
+    host, port = gw.url.removeprefix("http://").split(":")
+    body = orjson.dumps({**BODY, "stream": True})
+    head = (b"POST " + CHAT.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body))
+    readers = []
+    tracemalloc.start()
+    try:
+        for _ in range(4):
+            reader, writer = await asyncio.open_connection(host, int(port))
+            writer.write(head + body)
+            readers.append((reader, writer))
+        for reader, _ in readers:  # each stream has started; then nobody reads
+            assert (await asyncio.wait_for(reader.read(4096), GUARD_S)).startswith(b"HTTP/1.1 200")
+        await until(lambda: bomb.hits.get(CHAT, 0) == 4, GUARD_S)
+        await asyncio.sleep(1.0)  # time to decode much more, if nothing held it
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        for _, writer in readers:
+            writer.transport.abort()
+    assert peak < 48 << 20, f"{peak >> 20} MiB allocated for 4 stalled gzip streams"

@@ -51,6 +51,7 @@ class BenchConfig:
     balance: str = "leastconn"
     rolling_restart: bool = False  # restart each gateway in turn while the workload runs
     warm: str = "none"  # what a restarted gateway starts from: none | file | peers
+    peer_args: dict[str, list[str]] = field(default_factory=dict)  # router -> extra flags (`bench --peer-arg`)
 
 
 def scaled_priors(time_scale: float) -> dict[str, str]:

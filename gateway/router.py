@@ -148,8 +148,9 @@ class Router:
         if oracle is not None:
             output, tps = min(oracle.output_tokens, float(f.max_tokens)), oracle.tokens_per_step
         else:
-            output, tps, sd = lrn.for_request(task_class, bucket, f.max_tokens, f.max_tokens_given, f.prompt_tokens,
-                                              f.structured_output, family, f.temperature)
+            output, tps, sd = lrn.per_request.for_request(  # what the request says refines its (class, bucket)'s
+                lrn.tokens_per_step_posterior(task_class, bucket), task_class, bucket, f.max_tokens,
+                f.max_tokens_given, f.prompt_tokens, f.structured_output, family, f.temperature)
         return Estimates(
             output_tokens=output,
             tokens_per_step=tps,

@@ -98,8 +98,7 @@ class Observation:
     # prompt tokens sent to its GPU between its first and last chunk: their prefill chunks ran inside its steps
     prefill_during_decode: int = 0
     prefills_during_decode: int = 0  # the prompts those tokens came in (0: not known)
-    # output-length prediction (`core.outlen`) and prefix caching: structured output asked for; prompt tokens the
-    # server likely had cached (its prefill read only the rest)
+    # `core.per_request`, prefix caching: structured output asked for, prompt tokens likely cached (not prefilled)
     structured: bool = False
     cached_tokens: int = 0
     family: int | None = None  # its prompt's family (`core.acceptance_cells.family_of`)
@@ -230,15 +229,6 @@ class Learner:
             if frac is not None:  # geometric mean: the median request, not one pulled up by a long tail
                 return max(1.0, math.exp(min(frac.shrunk(0.0, 1.0), 0.0)) * max_tokens)
         return max(1.0, min(natural, float(max_tokens)))
-
-    def for_request(self, task_class: str, bucket: str, max_tokens: int, max_tokens_given: bool, prompt_tokens: int,
-                    structured: bool, family: int | None, temperature: float = 0.0) -> tuple[float, float, float]:
-        """Output tokens, tokens per step and its sd for one request: the (class, bucket)'s estimates refined by
-        what the request says (`core.per_request`)."""
-        per = self.per_request
-        output = per.output(task_class, bucket, max_tokens, max_tokens_given, prompt_tokens, structured)[0]
-        posterior = self.tokens_per_step_posterior(task_class, bucket)
-        return (output, *per.tokens_per_step(posterior, task_class, bucket, prompt_tokens, family, temperature))
 
     def bucket_speculative_observations(self, bucket: str) -> int:
         est = self._bucket_tokens_per_step.get(bucket)

@@ -29,6 +29,14 @@ class PerRequest:
         ratio = self.acceptance.ratio(task_class, bucket, prompt_tokens, family, temperature)
         return min(max(mean * ratio, 1.0), self.max_tokens_per_step), sd
 
+    def for_request(self, posterior: tuple[float, float], task_class: str, bucket: str, max_tokens: int,
+                    max_tokens_given: bool, prompt_tokens: int, structured: bool, family: int | None,
+                    temperature: float = 0.0) -> tuple[float, float, float]:
+        """Output tokens, tokens per step and its sd for one request, from its (class, bucket)'s tokens-per-step
+        `posterior` (the learner's) and what the request says."""
+        output = self.output(task_class, bucket, max_tokens, max_tokens_given, prompt_tokens, structured)[0]
+        return (output, *self.tokens_per_step(posterior, task_class, bucket, prompt_tokens, family, temperature))
+
     def observe_output(self, task_class: str, bucket: str, max_tokens: int | None, prompt_tokens: int,
                        structured: bool, completion_tokens: int) -> None:
         self.lengths.observe(task_class, bucket, max_tokens, prompt_tokens, structured, completion_tokens)

@@ -17,9 +17,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import aiohttp
@@ -56,6 +57,8 @@ class Backend:
     sent_since_up: int = 0  # requests sent since it was (re)admitted: the first are warm-up
     prompt_tokens_sent: int = 0  # estimated prompt tokens of the requests this process sent it, ever
     prompts_sent: int = 0  # requests with a prompt this process sent it, ever
+    # (monotonic time sent, prompt tokens) of the requests in flight, oldest first (the prefill queue's input)
+    sent: deque[tuple[float, int]] = field(default_factory=deque)
     load_area: float = 0.0  # ∫ load dt up to `area_t` (request·seconds): a request's mean load is Δarea / Δt
     area_t: float = 0.0
     area_load: float = 0.0  # the load since `area_t`
@@ -180,12 +183,16 @@ class BackendPool:
             b.prompts_sent += 1
         b.dispatched += 1
         b.sent_since_up += 1
-        self._accrue(b, time.monotonic())
+        now = time.monotonic()
+        b.sent.append((now, prompt_tokens))
+        self._accrue(b, now)
         self._gauges[b.name][0].set(b.inflight)
 
     def release(self, b: Backend) -> None:
         b.inflight -= 1
         b.completed += 1
+        if b.sent:  # the oldest is the first prefilled: what is left in flight is what may still queue
+            b.sent.popleft()
         self._accrue(b, time.monotonic())
         self._gauges[b.name][0].set(b.inflight)
 

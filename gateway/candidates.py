@@ -4,6 +4,8 @@ prediction. It runs for every backend on every decision (16 in a fleet), so it k
 - each backend's `Candidate` is reused unless its load or a co-runner's moved since the last decision (a decision
   moves one backend's load; at c = 1 none has moved by the next), and the last tuple itself is returned when
   nothing changed;
+- a server with a GPU of its own and prompts in flight is rebuilt on every decision: the ages of its prompts
+  (`Candidate.queued`, its prefill queue) move with time;
 - `scoring_candidates` is memoised on the identity of its inputs: the same candidates tuple and the same regime
   views (rebuilt only when a regime changes) give the same answer.
 
@@ -47,7 +49,11 @@ class CandidateView:
                 last.pop(name, None)  # its loads may move while it is out: rebuilt when it is back
                 continue
             c = last.get(name)
-            if c is None or (changed and (name in changed or any(o.name in changed for o in members[name]))):
+            if b.sent and not members[name]:  # a fleet server with prompts in flight: their ages move
+                c = last[name] = Candidate(name, b.role, b.group, loads[name], (),
+                                           tuple([(now - t, tokens) for t, tokens in b.sent]))
+            elif c is None or c.queued or (changed and (name in changed
+                                                        or any(o.name in changed for o in members[name]))):
                 co = tuple([(o.role, loads[o.name]) for o in members[name]]) if members[name] else ()
                 c = last[name] = Candidate(name, b.role, b.group, loads[name], co)
             out.append(c)

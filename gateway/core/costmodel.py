@@ -20,6 +20,13 @@ step of ours; each request of a co-runner waits κ_co · own_self per step of it
 are charged our share of that wait, own_self(load + 1) / (load + 1): all of it when ours turns an idle
 server on, a per-capita share when others keep it busy too. That share is the one place where more load can
 make a server look cheaper; the predicted latency itself is monotone in load.
+
+A fleet server (a GPU of its own) adds two terms for the work a request's prompt queues behind and imposes
+(the batch cost of piling onto fewer servers, which the per-request step growth alone hardly sees: a decode
+step grows by ~0.07 ms a request, a 1.4k-token prefill takes ~35 ms and stalls the whole batch):
+
+    ttft        += prefill_s_per_token · Q      (Q: prompt tokens queued on it, not yet prefilled)
+    externality += load · prefill_s_per_token · P   (each request already there waits for our prefill)
 """
 
 from __future__ import annotations
@@ -80,15 +87,21 @@ def predict(
     interference_self: float,
     prefill_s_per_token: float,
     co_runners: Sequence[CoRunner] = (),
+    queued_prefill_tokens: float = 0.0,
+    stall: bool = False,
 ) -> Prediction:
     """Predicted TTFT, end-to-end latency and imposed slowdown of one request sent to a server with
-    `load_self` requests already running or waiting."""
+    `load_self` requests already running or waiting, `queued_prefill_tokens` of their prompts not yet prefilled
+    (ours waits for them), and, with `stall`, our prefill stalling the decode of every request already there."""
     ls = load_self
     step = step_s(model_self, ls + 1, co_runners, interference_self)
     steps = max(shape.output_tokens - 1.0, 0.0) / max(shape.tokens_per_step, 1.0)
-    ttft = prefill_s_per_token * shape.prompt_tokens + step
+    prefill = prefill_s_per_token * shape.prompt_tokens
+    ttft = prefill_s_per_token * max(queued_prefill_tokens, 0.0) + prefill + step
     e2e = ttft + steps * step
     externality = ls * model_self.per_request_s * (steps + 1.0)
+    if stall:  # a prefill chunk fills the step: the requests already there wait for it (at most all of them)
+        externality += ls * prefill
     # Our share of what the co-runners' requests wait for: our step over the requests that keep our server
     # busy (all of it when ours turns an idle server on), or the step's growth if that is larger.
     growth = max(model_self.per_request_s, model_self.own_s(ls + 1) / (ls + 1))

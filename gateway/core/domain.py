@@ -19,4 +19,5 @@ Reason = Literal[
     "static", "hindsight", "round_robin", "least_loaded",  # fixed policies
     "oracle", "predicted_faster", "within_margin", "regime_baseline", "regime_speculative", "explore",  # cost
     "prefix_cache",  # one role to choose from: a backend holding part of the prompt over the least-loaded
+    "prefill_queue",  # one role to choose from: a backend with less prefill queued over the least-loaded
 ]

@@ -15,14 +15,15 @@ policy: `n > 1` goes to a baseline, and a backend that is not routable is never 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from operator import itemgetter
 from statistics import NormalDist
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from gateway.core.affinity import best_with_affinity, cache_text, with_cached
+from gateway.core.candidate import Candidate as Candidate  # re-exported: the policy's view of a backend
+from gateway.core.candidate import gpu_load, queued_prefill_tokens
+from gateway.core.candidate import scoring_candidates as scoring_candidates
 from gateway.core.classify import Features
 from gateway.core.costmodel import CoRunner, Prediction, RequestShape, Role, StepModel, predict
 from gateway.core.domain import Reason
@@ -60,20 +61,6 @@ class AdaptiveConfig:
     thompson: bool  # sample the acceptance of backends with a GPU of their own from its posterior
     explore_hope_sd: float = 2.0  # probe only if speculation wins at the acceptance this many sd above its mean
     affinity_tie: float = 0.02  # a session's last backend wins a role's choice within this share of the cheapest
-
-
-class Candidate(NamedTuple):
-    """A routable backend as the policy sees it (a tuple: one per backend on every decision)."""
-
-    name: str
-    role: Role
-    group: str
-    load: float  # requests running + waiting on it
-    co_runners: tuple[tuple[Role, float], ...] = ()  # the other servers on its GPU: (role, load)
-
-    @property
-    def shared(self) -> bool:
-        return bool(self.co_runners)
 
 
 @record
@@ -167,80 +154,20 @@ def predict_on(c: Candidate, est: Estimates, prompt_tokens: int, tokens_per_step
     """The request's prediction on one candidate, with the co-runners on its GPU."""
     co = tuple(CoRunner(est.step_models[role], load, est.interference[role]) for role, load in c.co_runners)
     tps = tokens_per_step if c.role == "speculative" else 1.0
+    prefill = est.prefill_s_per_token[c.role]
+    if c.co_runners:  # a pair's GPU: its cost model as it was (the regime prices what the pair shares)
+        return predict(RequestShape(prompt_tokens, est.output_tokens, tps), c.load, est.step_models[c.role],
+                       est.interference[c.role], prefill, co)
     return predict(RequestShape(prompt_tokens, est.output_tokens, tps), c.load, est.step_models[c.role],
-                   est.interference[c.role], est.prefill_s_per_token[c.role], co)
+                   est.interference[c.role], prefill, co, queued_prefill_tokens(c.queued, prefill), stall=True)
 
 
 def _idle_gpu(c: Candidate) -> bool:
     return c.load == 0 and all(load == 0 for _, load in c.co_runners)
 
 
-def _gpu_load(c: Candidate) -> float:
-    return c.load + sum(load for _, load in c.co_runners)
-
-
 def _outside_regime(inp: PolicyInput, c: Candidate) -> bool:
     return c.shared and inp.regimes.get(c.group, "baseline") != c.role
-
-
-def scoring_candidates(candidates: tuple[Candidate, ...], regimes: Mapping[str, Role],
-                       light_load: float) -> tuple[Candidate, ...]:
-    """The candidates the cost policy predicts for: those its GPU's regime allows (`_eligible`), pruned to those
-    that can be cheapest (`_worth_scoring`). A function of its arguments only, so a caller that sees the same
-    candidates and regimes again may pass the last result as `PolicyInput.scoring` (an idle fleet, decision after
-    decision)."""
-    return tuple(_worth_scoring(_eligible(candidates, regimes, light_load)))
-
-
-def _eligible(candidates: tuple[Candidate, ...], regimes: Mapping[str, Role], light_load: float) -> list[Candidate]:
-    """Candidates allowed by their GPU group's regime (a shared group is carried by one role at a time), and the
-    idle server of a GPU running at most `light_load` requests: there a request's cheaper server slows few others
-    (the cost of carrying a batch is what makes the idle server of a busy GPU look expensive). Only an idle one:
-    a request joining the other server's few requests would look cheap for the same sticky reason, and the
-    exceptions would snowball into a second regime. `decide_cost` asks an exception to win by `exception_margin`
-    (on a GPU with nothing running, by the ordinary margin)."""
-    # _outside_regime, written out: it runs for every candidate of every decision
-    allowed = [c for c in candidates
-               if not (c.co_runners and regimes.get(c.group, "baseline") != c.role)
-               or (c.load == 0 and _gpu_load(c) <= light_load)]
-    return allowed or list(candidates)
-
-
-def _worth_scoring(candidates: Sequence[Candidate]) -> list[Candidate]:
-    """The candidates that can be cheapest: the predicted cost grows with a candidate's own load and with its
-    co-runners' loads, so of each role only the least-loaded candidate with a GPU of its own, and the shared
-    candidates no other shared candidate of the role beats on both loads, need a prediction."""
-    if len({c.role for c in candidates}) == len(candidates):  # one per role (a pair): nothing to prune
-        return list(candidates)
-    # plain loops, not comprehensions: this runs on every decision over every backend of a fleet
-    shared: dict[Role, list[tuple[float, float, int, Candidate]]] = {"baseline": [], "speculative": []}
-    seen: set[tuple[Role, float, float]] = set()
-    own: dict[Role, Candidate] = {}
-    i = 0
-    for c in candidates:
-        if not c.co_runners:
-            if c.role not in own or c.load < own[c.role].load:
-                own[c.role] = c
-            continue
-        co = 0.0
-        for _, load in c.co_runners:
-            co += load
-        key = (c.role, c.load, co)
-        if key not in seen:  # equal loads predict equal costs: one of them is enough
-            seen.add(key)
-            shared[c.role].append((c.load, co, i, c))
-            i += 1
-    # the Pareto front per role: in (load, co-load) order, a candidate is beaten iff one before it has no more co-load
-    front: list[tuple[int, Candidate]] = []
-    for entries in shared.values():
-        entries.sort()
-        lowest = math.inf
-        for _, co, i, c in entries:
-            if co < lowest:
-                front.append((i, c))
-                lowest = co
-    front.sort(key=itemgetter(0))
-    return [c for _, c in front] + list(own.values())
 
 
 def _sampled_tps(inp: PolicyInput, est: Estimates, cfg: AdaptiveConfig) -> float:
@@ -341,7 +268,7 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
     if unmeasured and worthy is not None and (inp.task_class, inp.bucket) not in worthy:
         return None  # too rare in the group's mix for its answer to move the regime, and it slows its neighbours
     p = predict_on(c, est, inp.features.prompt_tokens, est.tokens_per_step)
-    if c.shared and max(_gpu_load(c), inp.arrival_rates.get(c.group, 0.0) * p.e2e_s) > cfg.probe_max_load:
+    if c.shared and max(gpu_load(c), inp.arrival_rates.get(c.group, 0.0) * p.e2e_s) > cfg.probe_max_load:
         return None  # a busy GPU is not speculated on anyway (the regime's load cap), and a probe slows all of it
     cost = p.cost(cfg.externality_weight)
     if cost > cap * pick[0]:
@@ -357,10 +284,10 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
 
 
 def _cached_instead(inp: PolicyInput, cfg: AdaptiveConfig, forced: Decision) -> Decision:
-    """One role to choose from: a backend that likely holds part of the prompt (or the session's last) when it is
-    predicted cheaper than the least-loaded one."""
+    """One role to choose from: a backend that likely holds part of the prompt (or the session's last, or has less
+    prefill queued) when it is predicted cheaper than the least-loaded one."""
     est, cached, prompt = inp.estimates, inp.cached_tokens, inp.features.prompt_tokens
-    if est is None or not (cached or inp.affinity):
+    if est is None or not (cached or inp.affinity or any(c.queued for c in inp.candidates)):
         return forced
     scored = [(predict_on(c, est, prompt - cached.get(c.name, 0), est.tokens_per_step).cost(cfg.externality_weight),
                c, None) for c in inp.candidates]
@@ -369,7 +296,8 @@ def _cached_instead(inp: PolicyInput, cfg: AdaptiveConfig, forced: Decision) -> 
     text = cache_text(cached.get(c.name, 0), prompt, inp.affinity == c.name)
     if c.name == forced.backend:
         return replace(forced, detail=forced.detail + text)
-    return Decision(c.name, c.role, "prefix_cache", f"prefix_cache, {c.name}@{c.group}{text}")
+    reason: Reason = "prefix_cache" if text else "prefill_queue"
+    return Decision(c.name, c.role, reason, f"{reason}, {c.name}@{c.group}{text}")
 
 
 def decide(policy: PolicyName, inp: PolicyInput, rules: RulesConfig, adaptive: AdaptiveConfig,

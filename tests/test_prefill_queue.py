@@ -1,0 +1,145 @@
+"""The fleet cost terms: a server's queued prefill (`core.candidate.queued_prefill_tokens`) and the stall a
+request's prefill imposes on the batch already there (`costmodel.predict(stall=True)`). Tables and properties."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import step_models
+
+from gateway.core.candidate import queued_prefill_tokens, scoring_candidates
+from gateway.core.classify import ClassifierConfig, features
+from gateway.core.costmodel import RequestShape, StepModel, predict
+from gateway.core.policy import AdaptiveConfig, Candidate, Estimates, PolicyInput, RulesConfig, decide
+from gateway.core.protocol import CHAT, request_view
+
+S = 1e-5  # seconds of prefill per prompt token
+
+
+@pytest.mark.parametrize(
+    ("queued", "expected"),
+    [
+        ((), 0.0),
+        (((0.0, 1000),), 1000.0),  # just sent: all of it
+        (((0.004, 1000),), 600.0),  # 4 ms of 10 ms prefilled
+        (((0.02, 1000),), 0.0),  # long done
+        (((0.02, 1000), (0.0, 500)), 500.0),  # the first drained before the second came
+        (((0.005, 1000), (0.0, 1000)), 1500.0),  # the second queues behind the first's last 500
+        (((0.005, 1000), (0.005, 1000), (0.0, 0)), 1500.0),  # sent together; a prompt-less request adds nothing
+    ],
+)
+def test_queued_prefill_table(queued: tuple[tuple[float, int], ...], expected: float) -> None:
+    assert queued_prefill_tokens(queued, S) == pytest.approx(expected)
+
+
+sends = st.lists(st.tuples(st.floats(0.0, 5.0), st.integers(0, 32768)), max_size=12).map(
+    lambda xs: tuple(sorted(xs, key=lambda x: -x[0])))  # oldest first
+
+
+@given(sends, st.floats(0.0, 5.0), st.integers(0, 32768), st.floats(1e-6, 1e-3))
+def test_another_prompt_in_flight_never_leaves_fewer_tokens(queued: tuple[tuple[float, int], ...], age: float,
+                                                           tokens: int, s: float) -> None:
+    more = tuple(sorted((*queued, (age, tokens)), key=lambda x: -x[0]))
+    assert queued_prefill_tokens(more, s) >= queued_prefill_tokens(queued, s) - 1e-6
+
+
+@given(sends, st.floats(0.0, 2.0), st.floats(1e-6, 1e-3))
+def test_time_only_drains_the_queue(queued: tuple[tuple[float, int], ...], later: float, s: float) -> None:
+    aged = tuple((age + later, tokens) for age, tokens in queued)
+    now = queued_prefill_tokens(queued, s)
+    assert queued_prefill_tokens(aged, s) <= now + 1e-6
+    assert now <= sum(tokens for _, tokens in queued) + 1e-6
+
+
+@given(step_models, st.floats(0, 64), st.floats(0, 2e5), st.floats(0, 2e5), st.integers(1, 32768),
+       st.floats(1, 1024), st.floats(1, 5), st.booleans())
+def test_more_queued_prefill_never_makes_a_server_look_better(model: StepModel, load: float, q1: float, q2: float,
+                                                              prompt: int, output: float, tps: float,
+                                                              stall: bool) -> None:
+    lo, hi = sorted((q1, q2))
+    shape = RequestShape(prompt, output, tps)
+    a = predict(shape, load, model, 0.0, 4e-5, (), lo, stall=stall)
+    b = predict(shape, load, model, 0.0, 4e-5, (), hi, stall=stall)
+    assert b.ttft_s >= a.ttft_s and b.e2e_s >= a.e2e_s and b.cost(1.0) >= a.cost(1.0)
+
+
+@given(step_models, st.floats(0, 64), st.floats(0, 64), st.integers(1, 32768), st.floats(1, 1024), st.floats(0, 1e5))
+def test_a_busier_server_never_looks_cheaper_with_the_stall(model: StepModel, l1: float, l2: float, prompt: int,
+                                                            output: float, queued: float) -> None:
+    lo, hi = sorted((l1, l2))
+    shape = RequestShape(prompt, output, 1.0)
+    assert (predict(shape, hi, model, 0.0, 4e-5, (), queued, stall=True).cost(1.0)
+            >= predict(shape, lo, model, 0.0, 4e-5, (), queued, stall=True).cost(1.0))
+
+
+def test_the_stall_is_what_our_prefill_costs_everyone_already_there() -> None:
+    model = StepModel(0.005, 0.0)
+    plain = predict(RequestShape(1400, 100, 1.0), 8, model, 0.0, 2.5e-5)
+    stalled = predict(RequestShape(1400, 100, 1.0), 8, model, 0.0, 2.5e-5, stall=True)
+    assert stalled.e2e_s == plain.e2e_s
+    assert stalled.externality_s - plain.externality_s == pytest.approx(8 * 1400 * 2.5e-5)
+
+
+CFG = AdaptiveConfig(margin=0.05, explore_rate=0.0, explore_max_regret=1.0, explore_max_output_tokens=1.0,
+                     explore_min_observations=0, explore_unmeasured_max_regret=1.0, explore_unmeasured_rate=0.0,
+                     externality_weight=1.0, exception_load=2.0, exception_margin=0.2, exception_arrivals=0.2,
+                     probe_max_load=16.0, thompson=False)
+RULES = RulesConfig(("structured",), 0.7, 2000, 16)
+STEP = StepModel(0.006, 0.00007)
+
+
+def _input(prompt_tokens: int, candidates: tuple[Candidate, ...], tps: float = 1.6, output: float = 120,
+           **extra: Any) -> PolicyInput:
+    body = {"model": "m", "messages": [{"role": "user", "content": "w " * (prompt_tokens * 2)}], "max_tokens": 512,
+            "temperature": 0.7}
+    f = features(request_view(CHAT, body), ClassifierConfig(0.8, 100000, 4.0, 256))
+    spec = StepModel(STEP.base_s * 1.8, STEP.per_request_s * 2)
+    est = Estimates(output_tokens=output, tokens_per_step=tps, step_models={"baseline": STEP, "speculative": spec},
+                    interference={"baseline": 0.2, "speculative": 1.0},
+                    prefill_s_per_token={"baseline": 2.5e-5, "speculative": 2.5e-5}, speculative_observations=9,
+                    bucket_speculative_observations=9)
+    return PolicyInput(features=f, task_class="chat", bucket="high", candidates=candidates, estimates=est, **extra)
+
+
+def test_long_prompts_balance_prefill_tokens_not_request_counts() -> None:
+    """Two baseline servers with one request each: the one with a 13k-token prompt just sent is not the place for
+    the next 13k-token prompt; the one whose prompt is long prefilled is (cause 2 of results/peers-2026-12-05)."""
+    fleet = (Candidate("baseline-0", "baseline", "g0", 1.0, (), ((0.01, 13000),)),
+             Candidate("baseline-1", "baseline", "g1", 1.0, (), ((2.0, 13000),)))
+    assert scoring_candidates(fleet, {}, 2.0) == fleet  # both scored: equal counts, unequal queues
+    d = decide("adaptive", _input(13000, fleet), RULES, CFG)
+    assert d is not None and d.backend == "baseline-1"
+    d = decide("adaptive", _input(13000, fleet[::-1]), RULES, CFG)
+    assert d is not None and d.backend == "baseline-1"
+    # and a server one request busier but with nothing left to prefill beats one with two prompts queued
+    busier = (Candidate("baseline-0", "baseline", "g0", 2.0, (), ((0.0, 13000), (0.0, 13000))),
+              Candidate("baseline-1", "baseline", "g1", 3.0, (), ((5.0, 13000), (4.0, 13000), (3.0, 13000))))
+    d = decide("adaptive", _input(13000, busier), RULES, CFG)
+    assert d is not None and d.backend == "baseline-1"
+
+
+def test_piling_onto_the_faster_role_stops_where_its_batch_costs_more_than_speculation_loses() -> None:
+    """A chat request the speculative server is slower for (1.6 tokens a step at 1.8× the step): to a quiet
+    baseline, but not to a baseline running 12 requests while a speculative server idles (cause 1)."""
+    def fleet(base_load: float) -> tuple[Candidate, ...]:
+        return (Candidate("baseline-0", "baseline", "g0", base_load), Candidate("speculative-0", "speculative", "g1",
+                                                                                0.0))
+    quiet = decide("adaptive", _input(1400, fleet(1.0)), RULES, CFG)
+    assert quiet is not None and quiet.role == "baseline"
+    busy = decide("adaptive", _input(1400, fleet(12.0)), RULES, CFG)
+    assert busy is not None and busy.role == "speculative"
+
+
+def test_a_shared_gpu_ignores_the_queue() -> None:
+    """On a pair's GPU the cost model is as it was: the queued prompts of a candidate with co-runners change
+    nothing (the pair's regime prices what it shares)."""
+    pair = (Candidate("baseline-0", "baseline", "gpu0", 2.0, (("speculative", 0.0),)),
+            Candidate("speculative-0", "speculative", "gpu0", 0.0, (("baseline", 2.0),)))
+    queued = (pair[0]._replace(queued=((0.0, 30000),)), pair[1])
+    a = decide("adaptive", _input(1400, pair, regimes={"gpu0": "baseline"}), RULES, CFG)
+    b = decide("adaptive", _input(1400, queued, regimes={"gpu0": "baseline"}), RULES, CFG)
+    assert a is not None and b is not None
+    assert (a.backend, a.predicted_e2e_s, a.ratio) == (b.backend, b.predicted_e2e_s, b.ratio)

@@ -3,18 +3,23 @@ request's prefill imposes on the batch already there (`costmodel.predict(stall=T
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import aiohttp
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import step_models
 
+from gateway.bench.kit.inproc import fast_settings, start_gateway
 from gateway.core.candidate import queued_prefill_tokens, scoring_candidates
 from gateway.core.classify import ClassifierConfig, features
 from gateway.core.costmodel import RequestShape, StepModel, predict
 from gateway.core.policy import AdaptiveConfig, Candidate, Estimates, PolicyInput, RulesConfig, decide
 from gateway.core.protocol import CHAT, request_view
+from gateway.emulator import EmulatedFleet
+from gateway.state import AppState
 
 S = 1e-5  # seconds of prefill per prompt token
 
@@ -143,3 +148,31 @@ def test_a_shared_gpu_ignores_the_queue() -> None:
     b = decide("adaptive", _input(1400, queued, regimes={"gpu0": "baseline"}), RULES, CFG)
     assert a is not None and b is not None
     assert (a.backend, a.predicted_e2e_s, a.ratio) == (b.backend, b.predicted_e2e_s, b.ratio)
+
+
+@pytest.mark.asyncio
+async def test_the_gateway_queues_each_prompt_where_it_sent_it_and_forgets_it_when_done() -> None:
+    """Two baseline servers of their own, six long prompts at once: the pool's per-backend queue holds each
+    request's prompt while it is in flight (the decisions read it) and is empty once all have answered."""
+    async with EmulatedFleet(["baseline", "baseline"], time_scale=0.2) as fleet:
+        gw = await start_gateway(fast_settings(backends=fleet.backends_setting().split(","), policy="adaptive",
+                                               random_seed=1, prefix_aware=False))
+        pool = gw.app[AppState.key].router.pool
+        seen: list[tuple[str, int]] = []
+        try:
+            async with aiohttp.ClientSession() as s:
+                async def one(i: int) -> str:
+                    body = {"model": "specgate-emu", "max_tokens": 64, "temperature": 0, "stream": True,
+                            "messages": [{"role": "user", "content": f"{i} " + "lorem ipsum dolor " * 1500}]}
+                    async with s.post(gw.url + "/v1/chat/completions", json=body) as r:
+                        assert r.status == 200
+                        seen.append((r.headers["x-specgate-instance"], sum(len(b.sent) for b in pool.backends)))
+                        await r.read()
+                        return r.headers["x-specgate-instance"]
+
+                where = await asyncio.gather(*(one(i) for i in range(6)))
+            assert set(where) == {"baseline-0", "baseline-1"}
+            assert max(n for _, n in seen) >= 1  # prompts were queued while in flight
+            assert all(not b.sent and b.inflight == 0 for b in pool.backends)
+        finally:
+            await gw.runner.cleanup()

@@ -25,14 +25,18 @@ from gateway.core.records import record
 from gateway.core.regime import (
     MixSample,
     RegimeState,
+    Running,
+    SwitchPrice,
     capped_ratio,
     follow_fleet,
     leave_large_batch,
-    lull,
     mix_costs,
     next_regime,
     ratio_of,
+    remaining,
     settle,
+    switch_gain,
+    switch_price,
     worth_probing,
 )
 from gateway.metrics import Metrics
@@ -126,6 +130,11 @@ class Router:
         self.view = CandidateView(pool, self.adaptive.exception_load)
         # per shared group in a baseline regime: the classes whose measurement could move it (`worth_probing`)
         self.probe_worthy: dict[str, frozenset[tuple[str, str]]] = {}
+        # per shared group and role: the requests sent there (a pending switch prices the leaving server's drain)
+        self.running: dict[str, dict[Role, deque[Running]]] = {g: {r: deque(maxlen=512) for r in ROLES}
+                                                               for g in self.regimes}
+        self._totals: dict[str, tuple[dict[Role, float], int]] = {}  # per group: the last mix's totals, its size
+        self.prices: dict[str, SwitchPrice] = {}  # per group: the last price of its pending switch
         if metrics is not None:  # a group that never switched reads 0 switches, not no data
             for group in self.regimes:
                 metrics.child(metrics.regime_switches, group)
@@ -184,6 +193,7 @@ class Router:
         chosen = next(c for c in inp.candidates if c.name == decision.backend)
         if chosen.group in self.regimes and needs_estimates:
             self.arrivals[chosen.group].append(now)
+            self.running[chosen.group][chosen.role].append(Running(now, decision.predicted_e2e_s or 0.0))
             group_load = chosen.load + sum(load for _, load in chosen.co_runners)
             self._note(chosen.group, _recent(f, task_class, bucket, group_load))
         return Routed(decision, f, task_class, bucket)
@@ -212,7 +222,7 @@ class Router:
 
     def _note(self, group: str, recent: _Recent) -> None:
         """Remember the request in its group's mix; every few decisions recompute the group's regime, and take
-        a pending switch as soon as the carrying server is in a lull."""
+        a pending switch as soon as it is free or pays (priced at every decision while pending)."""
         self.recent[group].append(recent)
         n = self.group_decisions[group] = self.group_decisions[group] + 1
         if n >= REGIME_EARLY:
@@ -230,12 +240,12 @@ class Router:
             self._mixed_at[group] = now
             mean_load = self._mean_load(group)
             ratio = capped_ratio(self._mix_ratio(group, extra, mean_load), mean_load, self.regime_config)
-            after = leave_large_batch(next_regime(before, ratio, n, self.regime_config), mean_load, n,
+            after = leave_large_batch(next_regime(before, ratio, now, self.regime_config), mean_load, now,
                                       self.regime_config)
-            after = follow_fleet(after, ratio, self._carried_by_others(group), n, self.settings.regime_follow_band)
+            after = follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)
         if after.pending is not None:
-            after = settle(after, n, self._load_of_role(group, after.role),
-                           lull([r.load for r in self.recent[group]], self.regime_config), self.regime_config)
+            price = self.prices[group] = self._price(group, after.pending, now)
+            after = settle(after, now, price, self.regime_config)
         if after != before:
             self.regimes[group] = after
             self._regime_views = None
@@ -246,6 +256,17 @@ class Router:
                 m.child(m.regime_mix_ratio, group).set(after.ratio)
             if after.switches != before.switches:
                 m.child(m.regime_switches, group).inc()
+
+    def _price(self, group: str, to: Role, now: float) -> SwitchPrice:
+        """The cost model's price of moving the group's GPU to `to` now (`gateway.core.regime.switch_price`)."""
+        lrn, cfg = self.learner, self.regime_config
+        leaving: Role = OTHER_ROLE[to]
+        left = remaining(self.running[group][leaving], round(self._load_of_role(group, leaving)), now)
+        totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
+        requests = known_rate(self.arrivals[group], now) * cfg.min_dwell_s
+        gain = switch_gain(totals, samples, to, requests, cfg.switch_margin)
+        return switch_price(left, {role: lrn.step_model(role) for role in ROLES},
+                            {role: lrn.interference(role) for role in ROLES}, to, self._mean_load(group), gain)
 
     def _mix_samples(self, group: str, extra: _Recent | None = None) -> list[MixSample]:
         return self._mix_window(group, extra)[0]
@@ -297,6 +318,7 @@ class Router:
         models = {role: lrn.step_model(role) for role in ROLES}
         w = self.regime_config.externality_weight
         totals = mix_costs(samples, models, {role: lrn.prefill_s_per_token(role) for role in ROLES}, w)
+        self._totals[group] = (totals, len(samples))
         if self.regimes[group].role == "baseline" and mean_load <= self.regime_config.speculation_max_load:
             hope_sd = self.adaptive.explore_hope_sd
             self.probe_worthy[group] = worth_probing(
@@ -339,14 +361,17 @@ class Router:
             if group in self.regimes and role in ROLES:
                 self._regime_views = None
                 self.regimes[group] = RegimeState(role="speculative" if role == "speculative" else "baseline",
-                                                  since=self.group_decisions[group])
+                                                  since_s=time.monotonic())
                 if self.metrics is not None:
                     self.metrics.regime.labels(group).set(1 if role == "speculative" else 0)
 
     def state(self) -> dict[str, object]:
         """Regimes of shared GPU groups, for `/admin/state`."""
-        return {g: {"role": r.role, "mix_ratio": r.ratio, "since_decision": r.since, "switches": r.switches,
-                    "pending": r.pending, "probe_worthy": self._probe_worthy_text(g),
+        now = time.monotonic()
+        return {g: {"role": r.role, "mix_ratio": r.ratio, "held_s": None if math.isinf(r.since_s) else now - r.since_s,
+                    "switches": r.switches, "pending": r.pending,
+                    "pending_price": None if r.pending is None or g not in self.prices else self.prices[g]._asdict(),
+                    "probe_worthy": self._probe_worthy_text(g),
                     "decisions": self.group_decisions[g], "mix": self._mix_summary(g)}
                 for g, r in self.regimes.items()}
 

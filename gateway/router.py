@@ -115,6 +115,7 @@ class Router:
         self.regime_config = settings.regime_config()
         self.hindsight = settings.hindsight()
         self.regimes: dict[str, RegimeState] = {g: RegimeState() for g in pool.shared_groups()}
+        rs = self.regimes
         self.recent: dict[str, deque[_Recent]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
         self.group_decisions: dict[str, int] = dict.fromkeys(self.regimes, 0)
@@ -131,8 +132,7 @@ class Router:
         # per shared group in a baseline regime: the classes whose measurement could move it (`worth_probing`)
         self.probe_worthy: dict[str, frozenset[tuple[str, str]]] = {}
         # per shared group and role: the requests sent there (a pending switch prices the leaving server's drain)
-        self.running: dict[str, dict[Role, deque[Running]]] = {g: {r: deque(maxlen=512) for r in ROLES}
-                                                               for g in self.regimes}
+        self.running: dict[str, dict[Role, deque[Running]]] = {g: {r: deque(maxlen=512) for r in ROLES} for g in rs}
         self._totals: dict[str, tuple[dict[Role, float], int]] = {}  # per group: the last mix's totals, its size
         self.prices: dict[str, SwitchPrice] = {}  # per group: the last price of its pending switch
         if metrics is not None:  # a group that never switched reads 0 switches, not no data
@@ -259,12 +259,12 @@ class Router:
 
     def _price(self, group: str, to: Role, now: float) -> SwitchPrice:
         """The cost model's price of moving the group's GPU to `to` now (`gateway.core.regime.switch_price`)."""
-        lrn, cfg = self.learner, self.regime_config
-        leaving: Role = OTHER_ROLE[to]
+        lrn, cfg, leaving = self.learner, self.regime_config, OTHER_ROLE[to]
         left = remaining(self.running[group][leaving], round(self._load_of_role(group, leaving)), now)
         totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
-        requests = known_rate(self.arrivals[group], now) * cfg.min_dwell_s
-        gain = switch_gain(totals, samples, to, requests, cfg.switch_margin)
+        # the horizon: the dwell the new regime holds anyway, or as long as the mix has asked for it, if longer
+        horizon = max(cfg.min_dwell_s, now - self.regimes[group].pending_since_s)
+        gain = switch_gain(totals, samples, to, known_rate(self.arrivals[group], now) * horizon, cfg.switch_margin)
         return switch_price(left, {role: lrn.step_model(role) for role in ROLES},
                             {role: lrn.interference(role) for role in ROLES}, to, self._mean_load(group), gain)
 

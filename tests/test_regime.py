@@ -3,6 +3,8 @@ and the router that feeds them (no I/O: its pool is never started)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -162,7 +164,8 @@ def test_the_price_of_a_switch_grows_with_what_is_left_and_with_the_arriving_loa
 def test_the_gain_counts_only_the_saving_beyond_the_band_over_the_horizons_requests() -> None:
     totals: dict[Role, float] = {"baseline": 64.0, "speculative": 80.0}  # 64 requests: 1.0 s vs 1.25 s each
     assert switch_gain(totals, 64, "baseline", 10.0, 0.05) == pytest.approx(10 * (1.25 - 1.05))
-    assert switch_gain(totals, 64, "baseline", 1000.0, 0.05) == pytest.approx(64 * (1.25 - 1.05))  # the window
+    assert switch_gain(totals, 64, "baseline", 100.0, 0.05) == pytest.approx(100 * (1.25 - 1.05))
+    assert switch_gain(totals, 64, "baseline", math.inf, 0.05) == pytest.approx(64 * (1.25 - 1.05))  # rate unknown
     assert switch_gain(totals, 64, "speculative", 10.0, 0.05) == 0.0  # the wrong way
     near: dict[Role, float] = {"baseline": 64.0, "speculative": 66.0}  # within the band: no gain to pay for anything
     assert switch_gain(near, 64, "baseline", 10.0, 0.05) == 0.0

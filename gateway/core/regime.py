@@ -199,13 +199,13 @@ class SwitchPrice(NamedTuple):
 
 
 def switch_gain(totals: Mapping[Role, float], samples: int, to: Role, requests: float, margin: float) -> float:
-    """The predicted saving of moving the group's traffic to `to` over `requests` requests (at most the window's
-    `samples`: the evidence is no wider than that): per request, the mix's cost on the leaving server less its
-    cost on `to` raised by the band (the model's error on a near tie), never below 0."""
+    """The predicted saving of moving the group's traffic to `to` over `requests` requests (the window's `samples`
+    while the arrival rate is unknown): per request, the mix's cost on the leaving server less its cost on `to`
+    raised by the band (the model's error on a near tie), never below 0."""
     if samples <= 0:
         return 0.0
     per = (totals[OTHER_ROLE[to]] - (1.0 + margin) * totals[to]) / samples
-    return max(per, 0.0) * min(requests, float(samples))
+    return max(per, 0.0) * (requests if math.isfinite(requests) else float(samples))
 
 
 def switch_price(left: Sequence[float], models: Mapping[Role, StepModel], interference: Mapping[Role, float],

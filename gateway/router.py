@@ -5,6 +5,7 @@ mix per group, the round-robin turn, the random draws)."""
 from __future__ import annotations
 
 import json
+import logging
 import math
 import random
 import time
@@ -31,6 +32,7 @@ from gateway.core.regime import (
     follow_fleet,
     leave_large_batch,
     mix_costs,
+    mix_summary,
     next_regime,
     ratio_of,
     remaining,
@@ -39,9 +41,11 @@ from gateway.core.regime import (
     switch_price,
     worth_probing,
 )
+from gateway.logevents import log_event
 from gateway.metrics import Metrics
 from gateway.settings import Settings
 
+_log = logging.getLogger("specgate.router")
 MixKey = tuple[str, str, int, bool]  # (class, temperature bucket, max_tokens, whether the client set it)
 
 REGIME_EVERY = 8  # decisions of a group between two recomputations of its mix ratio ...
@@ -249,6 +253,10 @@ class Router:
         if after != before:
             self.regimes[group] = after
             self._regime_views = None
+        if after.role != before.role:
+            price = self.prices.get(group) if before.pending == after.role else None
+            log_event(_log, logging.INFO, "regime_switch", group=group, to=after.role, ratio=after.ratio,
+                      decisions=n, price=None if price is None else price._asdict())
         if self.metrics is not None:
             m = self.metrics
             m.child(m.regime, group).set(1 if after.role == "speculative" else 0)
@@ -381,20 +389,7 @@ class Router:
         return None if worthy is None else sorted(f"{c}/{b}" for c, b in worthy)
 
     def _mix_summary(self, group: str) -> dict[str, float] | None:
-        """What the group's mix ratio is computed from: the recent requests' mean prompt, expected output, tokens
-        per step as judged (optimism included) and load at decision."""
-        samples = self._mix_samples(group)
-        if not samples:
-            return None
-        n = len(samples)
-        lrn = self.learner
-        costs = mix_costs(samples, {role: lrn.step_model(role) for role in ROLES},
-                          {role: lrn.prefill_s_per_token(role) for role in ROLES},
-                          self.regime_config.externality_weight)
-        tps = sorted(s.tokens_per_step for s in samples)
-        return {"requests": n, "baseline_cost_s": costs["baseline"], "speculative_cost_s": costs["speculative"],
-                "tokens_per_step_p10": tps[n // 10], "tokens_per_step_p90": tps[(9 * n) // 10],
-                "prompt_tokens": sum(s.prompt_tokens for s in samples) / n,
-                "output_tokens": sum(s.output_tokens for s in samples) / n,
-                "tokens_per_step": sum(s.tokens_per_step for s in samples) / n,
-                "load": sum(s.load for s in samples) / n}
+        """What the group's mix ratio is computed from (`gateway.core.regime.mix_summary`)."""
+        lrn, w = self.learner, self.regime_config.externality_weight
+        return mix_summary(self._mix_samples(group), {role: lrn.step_model(role) for role in ROLES},
+                           {role: lrn.prefill_s_per_token(role) for role in ROLES}, w)

@@ -70,6 +70,7 @@ class Settings(BaseSettings):
     regime_switch_margin: float = Field(0.05, ge=0.0, description="shared GPU: switch the server that carries the group when the mix is predicted this much cheaper on the other")
     regime_min_dwell_s: float = Field(10.0, ge=0.0, description="shared GPU: seconds a regime holds at least (unless the mix is past the decisive margin), and the horizon over which a switch that is not free must pay for its co-running: the shortest phase of load the regime is meant to follow")
     regime_decisive_margin: float = Field(0.10, ge=0.0, description="shared GPU: a mix predicted this much cheaper on the other server asks for a switch before the dwell is over")
+    regime_switch_cost_factor: float = Field(4.0, ge=0.0, description="shared GPU: a switch that is not free is taken only when its predicted gain exceeds this many times its predicted co-running cost (the linear model misses the queue a burst builds behind the capacity the co-running takes: measured switches under load cost several times the prediction)")
     regime_free_drain_s: float = Field(0.3, ge=0.0, description="shared GPU: a switch the mix asks for is taken when the leaving server's running requests are predicted to end within this (nearly free: new requests time-share the GPU with them no longer), or when its predicted gain over SPECGATE_REGIME_MIN_DWELL_S exceeds the predicted cost of that co-running")
     regime_optimism: float = Field(1.0, ge=0.0, description="shared GPU: the mix is judged with each class's tokens per step this many posterior standard deviations above its mean (optimism while unmeasured; no effect once measured)")
     regime_optimism_load: float = Field(8.0, gt=0.0, description="shared GPU: optimism fades above this many requests committed to a choice (x this/committed; committed: the requests on the GPU at a request's decision, or the group's arrivals during one request if more): a regime chosen on optimism commits every request that arrives before the first answers come back, and at mixed-high's 35 requests/s that was 150 requests on the wrong server")
@@ -253,7 +254,8 @@ class Settings(BaseSettings):
 
     def regime_config(self) -> RegimeConfig:
         return RegimeConfig(self.regime_switch_margin, self.regime_min_dwell_s, self.externality_weight,
-                            self.regime_decisive_margin, self.regime_free_drain_s, self.regime_speculation_max_load)
+                            self.regime_decisive_margin, self.regime_free_drain_s, self.regime_switch_cost_factor,
+                            self.regime_speculation_max_load)
 
     def client_keys(self) -> list[bytes]:
         """API keys from `api_keys` and `api_keys_file` (one per line, '#' comments)."""

@@ -38,7 +38,7 @@ from gateway.settings import Settings
 MODELS: dict[Role, StepModel] = {"baseline": StepModel(0.005, 0.00004), "speculative": StepModel(0.0075, 0.00015)}
 PREFILL: dict[Role, float] = {"baseline": 4e-5, "speculative": 4e-5}
 CFG = RegimeConfig(switch_margin=0.05, min_dwell_s=10.0, externality_weight=1.0, decisive_margin=0.5,
-                   free_drain_s=0.3, speculation_max_load=24.0)
+                   free_drain_s=0.3, switch_cost_factor=1.0, speculation_max_load=24.0)
 FREE = SwitchPrice(0.0, 0.0, 0.0)  # the leaving server is idle
 BUSY = SwitchPrice(3.0, 40.0, 5.0)  # a burst draining: 3 s of co-running for 40 s of latency, 5 s to gain
 
@@ -119,6 +119,17 @@ def test_a_pending_switch_is_taken_only_when_free_or_paid_for(price: SwitchPrice
     assert after.pending == (None if switches else "speculative")
     if switches:
         assert (after.since_s, after.switches) == (20.5, 1)
+
+
+def test_a_switch_that_is_not_free_must_gain_its_cost_times_the_factor() -> None:
+    """The linear co-running model missed the queue a burst builds: a switch priced at ~7 s cost ~23 s."""
+    from dataclasses import replace
+
+    cautious = replace(CFG, switch_cost_factor=4.0)
+    pending = next_regime(RegimeState(), 1.2, 20.0, cautious)
+    assert settle(pending, 21.0, SwitchPrice(1.0, 7.0, 11.0), cautious).role == "baseline"
+    assert settle(pending, 21.0, SwitchPrice(1.0, 7.0, 28.1), cautious).role == "speculative"
+    assert settle(pending, 21.0, SwitchPrice(0.2, 7.0, 0.0), cautious).role == "speculative"  # free
 
 
 def test_a_pending_switch_waits_and_is_dropped_when_the_mix_returns() -> None:

@@ -40,6 +40,7 @@ class RegimeConfig:
     externality_weight: float
     decisive_margin: float  # a ratio this far outside 1 asks for a switch without waiting for the dwell
     free_drain_s: float  # a pending switch is free when the leaving server's requests finish within this
+    switch_cost_factor: float  # ... or pays when its gain exceeds this many times its predicted co-running cost
     speculation_max_load: float  # no speculative regime while the group's recent mean load is above this
 
 
@@ -103,6 +104,23 @@ def mix_costs(samples: Sequence[MixSample], models: Mapping[Role, StepModel], pr
 
 
 K = TypeVar("K", bound=Hashable)
+
+
+def mix_summary(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
+                externality_weight: float) -> dict[str, float] | None:
+    """What a mix ratio is computed from (`/admin/state`): the window's summed cost with each server alone, and its
+    mean prompt, expected output, tokens per step as judged (optimism included, with p10 and p90) and load."""
+    if not samples:
+        return None
+    n = len(samples)
+    costs = mix_costs(samples, models, prefill, externality_weight)
+    tps = sorted(s.tokens_per_step for s in samples)
+    return {"requests": n, "baseline_cost_s": costs["baseline"], "speculative_cost_s": costs["speculative"],
+            "tokens_per_step_p10": tps[n // 10], "tokens_per_step_p90": tps[(9 * n) // 10],
+            "prompt_tokens": sum(s.prompt_tokens for s in samples) / n,
+            "output_tokens": sum(s.output_tokens for s in samples) / n,
+            "tokens_per_step": sum(s.tokens_per_step for s in samples) / n,
+            "load": sum(s.load for s in samples) / n}
 
 
 def worth_probing(samples: Sequence[MixSample], keys: Sequence[K], hopes: Mapping[K, float],
@@ -228,10 +246,11 @@ def switch_price(left: Sequence[float], models: Mapping[Role, StepModel], interf
 
 def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig) -> RegimeState:
     """Take a pending switch when it is (nearly) free (the leaving server drains within `free_drain_s`) or when
-    its gain exceeds its price; else it stays pending, re-priced at the next decision."""
+    its gain exceeds its price times `switch_cost_factor` (the linear co-running model misses the queue a burst
+    builds behind the lost capacity); else it stays pending, re-priced at the next decision."""
     if state.pending is None:
         return state
-    if price.drain_s <= cfg.free_drain_s or price.gain_s > price.cost_s:
+    if price.drain_s <= cfg.free_drain_s or price.gain_s > cfg.switch_cost_factor * price.cost_s:
         return RegimeState(state.pending, now, state.ratio, state.switches + 1)
     return state
 

@@ -247,14 +247,14 @@ class Router:
             after = leave_large_batch(next_regime(before, ratio, now, self.regime_config), mean_load, now,
                                       self.regime_config)
             after = follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)
+        price: SwitchPrice | None = None
         if after.pending is not None:
             price = self.prices[group] = self._price(group, after.pending, now)
             after = settle(after, now, price, self.regime_config)
         if after != before:
             self.regimes[group] = after
             self._regime_views = None
-        if after.role != before.role:
-            price = self.prices.get(group) if before.pending == after.role else None
+        if after.role != before.role:  # priced, or not (above the load cap, or joining other replicas)
             log_event(_log, logging.INFO, "regime_switch", group=group, to=after.role, ratio=after.ratio,
                       decisions=n, price=None if price is None else price._asdict())
         if self.metrics is not None:

@@ -38,6 +38,7 @@ from gateway.core.regime import (
     remaining,
     settle,
     switch_gain,
+    switch_horizon,
     switch_price,
     worth_probing,
 )
@@ -249,7 +250,8 @@ class Router:
             after = follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)
         price: SwitchPrice | None = None
         if after.pending is not None:
-            price = self.prices[group] = self._price(group, after.pending, now)
+            horizon = switch_horizon(after, now, self.regime_config)
+            price = self.prices[group] = self._price(group, after.pending, horizon, now)
             after = settle(after, now, price, self.regime_config)
         if after != before:
             self.regimes[group] = after
@@ -265,13 +267,11 @@ class Router:
             if after.switches != before.switches:
                 m.child(m.regime_switches, group).inc()
 
-    def _price(self, group: str, to: Role, now: float) -> SwitchPrice:
+    def _price(self, group: str, to: Role, horizon: float, now: float) -> SwitchPrice:
         """The cost model's price of moving the group's GPU to `to` now (`gateway.core.regime.switch_price`)."""
         lrn, cfg, leaving = self.learner, self.regime_config, OTHER_ROLE[to]
         left = remaining(self.running[group][leaving], round(self._load_of_role(group, leaving)), now)
         totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
-        # the horizon: the dwell the new regime holds anyway, or as long as the mix has asked for it, if longer
-        horizon = max(cfg.min_dwell_s, now - self.regimes[group].pending_since_s)
         gain = switch_gain(totals, samples, to, known_rate(self.arrivals[group], now) * horizon, cfg.switch_margin)
         return switch_price(left, {role: lrn.step_model(role) for role in ROLES},
                             {role: lrn.interference(role) for role in ROLES}, to, self._mean_load(group), gain)

@@ -28,6 +28,7 @@ from gateway.core.regime import (
     remaining,
     settle,
     switch_gain,
+    switch_horizon,
     switch_price,
     worth_probing,
 )
@@ -130,6 +131,18 @@ def test_a_switch_that_is_not_free_must_gain_its_cost_times_the_factor() -> None
     assert settle(pending, 21.0, SwitchPrice(1.0, 7.0, 11.0), cautious).role == "baseline"
     assert settle(pending, 21.0, SwitchPrice(1.0, 7.0, 28.1), cautious).role == "speculative"
     assert settle(pending, 21.0, SwitchPrice(0.2, 7.0, 0.0), cautious).role == "speculative"  # free
+
+
+def test_the_gains_horizon_is_the_dwell_then_how_long_the_switch_has_waited() -> None:
+    """Regression: the router priced a switch that had just become pending with the state before it (pending since
+    0.0 on the monotonic clock), so the horizon was the machine's uptime and every switch looked paid for (a gain of
+    229 s against a cost of 4.9 s, inside a burst)."""
+    now = 5000.0
+    fresh = next_regime(RegimeState("speculative"), 0.8, now, CFG)
+    assert fresh.pending == "baseline" and switch_horizon(fresh, now, CFG) == CFG.min_dwell_s
+    assert switch_horizon(fresh, now + 3.0, CFG) == CFG.min_dwell_s
+    assert switch_horizon(fresh, now + 25.0, CFG) == 25.0
+    assert switch_horizon(RegimeState(), now, CFG) == CFG.min_dwell_s
 
 
 def test_a_pending_switch_waits_and_is_dropped_when_the_mix_returns() -> None:

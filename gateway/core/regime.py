@@ -226,6 +226,14 @@ def switch_gain(totals: Mapping[Role, float], samples: int, to: Role, requests: 
     return max(per, 0.0) * (requests if math.isfinite(requests) else float(samples))
 
 
+def switch_horizon(state: RegimeState, now: float, cfg: RegimeConfig) -> float:
+    """The seconds a pending switch's gain is counted over: the dwell the new regime holds anyway, or as long as
+    the mix has asked for the switch, if longer (a mix that has asked for T seconds is likely to go on as long)."""
+    if state.pending is None:
+        return cfg.min_dwell_s
+    return max(cfg.min_dwell_s, now - state.pending_since_s)
+
+
 def switch_price(left: Sequence[float], models: Mapping[Role, StepModel], interference: Mapping[Role, float],
                  to: Role, arriving_load: float, gain_s: float) -> SwitchPrice:
     """The cost model's price of switching the GPU to `to` now. The leaving server's requests, with `left` seconds

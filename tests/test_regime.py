@@ -309,3 +309,23 @@ def test_the_regime_its_mix_ratio_and_its_switches_are_exported() -> None:
     assert sample("specgate_regime_switches_total") == 1.0
     assert sample("specgate_regime_mix_ratio") == pytest.approx(state.ratio)
     assert state.ratio > 1.0 + s.regime_switch_margin
+
+
+def test_the_router_takes_a_pending_switch_once_the_leaving_servers_requests_are_about_to_end() -> None:
+    """The router's wiring: the leaving server's load (three requests running) with the predictions of the
+    requests sent there, priced at a decision; a drain within free_drain_s switches, a long one waits."""
+    import time
+    from collections import deque
+
+    for left_s, switched in ((0.1, True), (2.0, False)):
+        router, pool = _router_on_a_pair()
+        now = time.monotonic()
+        router.regimes["pair-0"] = RegimeState("speculative", since_s=now - 100.0, pending="baseline",
+                                               pending_since_s=now - 1.0)
+        for b in pool.backends:
+            b.inflight = 3 if b.role == "speculative" else 0
+        router.running["pair-0"]["speculative"] = deque([Running(now - 1.0, 1.0 + left_s)] * 3)
+        router._update_regime("pair-0", 17, None)  # not a recomputation: only the pending switch is priced
+        assert (_role(router) == "baseline") == switched
+        assert router.prices["pair-0"].drain_s == pytest.approx(left_s, abs=0.05)
+        assert router.regimes["pair-0"].pending == (None if switched else "baseline")

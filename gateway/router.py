@@ -24,6 +24,7 @@ from gateway.core.policy import Decision, Estimates, PolicyInput, decide
 from gateway.core.protocol import RequestView
 from gateway.core.records import record
 from gateway.core.regime import (
+    SWITCH_INTERFERENCE,
     MixSample,
     RegimeState,
     Running,
@@ -273,8 +274,8 @@ class Router:
         left = remaining(self.running[group][leaving], round(self._load_of_role(group, leaving)), now)
         totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
         gain = switch_gain(totals, samples, to, known_rate(self.arrivals[group], now) * horizon, cfg.switch_margin)
-        return switch_price(left, {role: lrn.step_model(role) for role in ROLES},
-                            {role: lrn.interference(role) for role in ROLES}, to, self._mean_load(group), gain)
+        return switch_price(left, {role: lrn.step_model(role) for role in ROLES}, SWITCH_INTERFERENCE, to,
+                            self._mean_load(group), gain)
 
     def _mix_samples(self, group: str, extra: _Recent | None = None) -> list[MixSample]:
         return self._mix_window(group, extra)[0]

@@ -273,9 +273,12 @@ class Router:
         lrn, cfg, leaving = self.learner, self.regime_config, OTHER_ROLE[to]
         left = remaining(self.running[group][leaving], round(self._load_of_role(group, leaving)), now)
         totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
-        gain = switch_gain(totals, samples, to, known_rate(self.arrivals[group], now) * horizon, cfg.switch_margin)
-        return switch_price(left, {role: lrn.step_model(role) for role in ROLES}, SWITCH_INTERFERENCE, to,
-                            self._mean_load(group), gain)
+        rate = known_rate(self.arrivals[group], now)
+        gain = switch_gain(totals, samples, to, rate * horizon, cfg.switch_margin)
+        # the load `to` will carry: the group's arrivals over a request's cost there (Little), or the recent mean load
+        carried = max(self._mean_load(group), rate * totals[to] / samples if samples and totals[to] else 0.0)
+        return switch_price(left, {role: lrn.step_model(role) for role in ROLES}, SWITCH_INTERFERENCE, to, carried,
+                            gain)
 
     def _mix_samples(self, group: str, extra: _Recent | None = None) -> list[MixSample]:
         return self._mix_window(group, extra)[0]

@@ -247,11 +247,14 @@ def switch_price(left: Sequence[float], models: Mapping[Role, StepModel], interf
     """The cost model's price of switching the GPU to `to` now. The leaving server's requests, with `left` seconds
     to go, each stretch by κ_leaving · own_to(L) / own_leaving(its load) while `to` runs its L requests; those
     L requests each stretch by κ_to · own_leaving(mean load while draining) / own_to(L) for the drain (its
-    longest request). `arriving_load`: the group's recent mean load, which `to` will carry."""
+    longest request). `arriving_load`: the load `to` will carry (the router: the group's arrival rate times a
+    request's cost there, by Little's law, or its recent mean load if more; infinite while the rate is unknown)."""
     if not left:
         return SwitchPrice(0.0, 0.0, gain_s)
     leaving = OTHER_ROLE[to]
     drain, total = max(left), sum(left)
+    if not math.isfinite(arriving_load):  # the arrival rate is not known yet: it may be a flood
+        return SwitchPrice(drain, math.inf, gain_s)
     own_leaving, own_to = models[leaving], models[to]
     load_to = max(arriving_load, 1.0)
     cost = total * interference[leaving] * own_to.own_s(load_to) / own_leaving.own_s(len(left))

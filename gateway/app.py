@@ -11,7 +11,7 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, disable_created_metrics
 
 from gateway import persist
-from gateway.backends import Backend, BackendPool
+from gateway.backends import SCRAPE_TIMEOUT_S, Backend, BackendPool
 from gateway.core.learner import Learner
 from gateway.core.vllm_metrics import SpecDelta
 from gateway.handlers import add_routes, make_middleware
@@ -21,7 +21,7 @@ from gateway.proxy import Proxy
 from gateway.router import Router
 from gateway.settings import Settings, redact_url
 from gateway.state import AppState
-from gateway.upstream import create_client, create_session, url_credentials
+from gateway.upstream import UpstreamClient, create_session, probe_session, url_credentials
 
 log = logging.getLogger("specgate")
 
@@ -62,12 +62,15 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
     state = app[AppState.key]
     session = create_session(state.settings)
     state.proxy.session = session
-    client = state.proxy.client = create_client(state.settings)
     settings = state.settings
+    client = state.proxy.client = UpstreamClient(limit_per_origin=settings.max_connections_per_backend,
+                                                 connect_timeout_s=settings.connect_timeout_s,
+                                                 total_timeout_s=settings.total_timeout_s)
+    health, scrapes = probe_session(SCRAPE_TIMEOUT_S), probe_session(SCRAPE_TIMEOUT_S)
     await persist.restore(session, settings, state.learner, state.router)
     tasks = [
-        asyncio.create_task(state.pool.run_health(client), name="specgate-health"),
-        asyncio.create_task(state.pool.run_scrape(client), name="specgate-scrape"),
+        asyncio.create_task(state.pool.run_health(health), name="specgate-health"),
+        asyncio.create_task(state.pool.run_scrape(scrapes), name="specgate-scrape"),
         asyncio.create_task(_export_loop(state), name="specgate-export"),
         asyncio.create_task(_flush_loop(state), name="specgate-metrics-flush"),
     ]
@@ -79,15 +82,17 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
         task.cancel()
     for task in tasks:
         with contextlib.suppress(asyncio.CancelledError):
-            await task
+            try:
+                await task
+            except Exception as exc:  # a loop that died is logged; shutdown and the final save go on
+                log_event(log, logging.ERROR, "background_task_failed", task=task.get_name(), why=repr(exc)[:500])
     state.metrics.flush()
     if settings.state_file is not None:
-        try:
-            persist.save(settings.state_file, state.learner, state.router)
-        except OSError as exc:
-            log_event(log, logging.WARNING, "state_not_saved", why=type(exc).__name__)
-    await session.close()
+        persist.save_or_log(settings.state_file, state.learner, state.router)
+    for closing in (session, health, scrapes):
+        await closing.close()
     await client.close()
+    state.pool.close()
     state.proxy.intake.close()
 
 
@@ -100,6 +105,4 @@ async def _flush_loop(state: AppState) -> None:
 
 
 async def _export_loop(state: AppState) -> None:
-    while True:
-        state.export_learned()
-        await asyncio.sleep(state.settings.scrape_interval_s)
+    await persist.every(state.settings.scrape_interval_s, "learned-export", state.export_learned, first=True)

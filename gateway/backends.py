@@ -18,18 +18,23 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
+
+import aiohttp
 
 from gateway.core.costmodel import Role
 from gateway.core.vllm_metrics import SpecDelta, VllmSnapshot, parse_load, parse_vllm_metrics, spec_delta
-from gateway.h1client import ResponseTooLarge, UpstreamClient, UpstreamError
 from gateway.logevents import log_event
 from gateway.metrics import Metrics
 from gateway.settings import Settings
-from gateway.upstream import url_credentials, without_credentials
+from gateway.upstream import CLIENT_ERRORS, ResponseTooLarge, read_capped, url_credentials, without_credentials
 
 SCRAPE_TIMEOUT_S = 2.0  # a health check or a /metrics scrape, whole
-MAX_SCRAPE_BYTES = 8 << 20  # a real vLLM /metrics is ~50 KB
+INLINE_PARSE_BYTES = 1 << 16  # a real vLLM /metrics is ~50 KB: parsed on the loop; larger pages in a thread
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
 
 log = logging.getLogger("specgate.backends")
 
@@ -91,6 +96,8 @@ class BackendPool:
         }
         for b in self.backends:
             self._gauges[b.name][1].set(1)
+        self._probe_headers = {b.name: {**self.auth_headers(b), "Accept-Encoding": "identity"} for b in self.backends}
+        self._parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="specgate-scrape-parse")
 
     # --- selection
     def by_role(self, role: str) -> list[Backend]:
@@ -205,8 +212,8 @@ class BackendPool:
         log_event(log, logging.WARNING, "eject", backend=b.name, why=why, cooldown_s=round(cooldown, 1))
 
     # --- background loops
-    async def check_health(self, client: UpstreamClient, b: Backend) -> None:
-        answer = await self._get(client, b, "/health")
+    async def check_health(self, session: aiohttp.ClientSession, b: Backend) -> None:
+        answer = await self._get(session, b, "/health")
         ok = answer is not None and answer[0] == 200
         now = time.monotonic()
         if ok:
@@ -221,27 +228,25 @@ class BackendPool:
             b.healthy = False
         self._gauges[b.name][1].set(1 if b.routable(now) else 0)
 
-    async def _get_metrics(self, client: UpstreamClient, b: Backend) -> bytes | None:
-        answer = await self._get(client, b, "/metrics")
+    async def _get_metrics(self, session: aiohttp.ClientSession, b: Backend) -> bytes | None:
+        answer = await self._get(session, b, "/metrics")
         return answer[1] if answer is not None and answer[0] == 200 else None
 
-    async def _get(self, client: UpstreamClient, b: Backend, path: str) -> tuple[int, bytes] | None:
-        """GET `path` on `b` through the completion path's client (a scrape a quarter second per backend is
-        the gateway's largest background cost in a fleet); the status and body, or None if it failed."""
+    async def _get(self, session: aiohttp.ClientSession, b: Backend, path: str) -> tuple[int, bytes] | None:
+        """GET `path` on `b` (the session bounds the whole exchange); the status and at most `max_scrape_bytes` of
+        body, or None if it failed."""
         try:
-            r = await client.request("GET", b.url, path, b"", self.auth_headers(b), timeout_s=SCRAPE_TIMEOUT_S)
-            try:
-                return r.status, await r.read(MAX_SCRAPE_BYTES)
-            finally:
-                r.close()
-        except (UpstreamError, ResponseTooLarge, TimeoutError, OSError, ValueError):
+            async with session.get(b.url.rstrip("/") + path, headers=self._probe_headers[b.name],
+                                   allow_redirects=False) as r:
+                return r.status, await read_capped(r, self.settings.max_scrape_bytes)
+        except (*CLIENT_ERRORS, ResponseTooLarge, TimeoutError, ValueError):
             return None
 
-    async def scrape_load(self, client: UpstreamClient, b: Backend) -> bytes | None:
+    async def scrape_load(self, session: aiohttp.ClientSession, b: Backend) -> bytes | None:
         """Read running + waiting; return the scrape's text for a full parse."""
         sent_at, dispatched, completed = time.monotonic(), b.dispatched, b.completed
-        text = await self._get_metrics(client, b)
-        load = None if text is None else parse_load(text)
+        text = await self._get_metrics(session, b)
+        load = None if text is None else await self._off_loop(text, parse_load, text)
         if load is not None:
             b.scraped_load, b.scraped_at = load, sent_at
             b.dispatched_at_scrape, b.completed_at_scrape = dispatched, completed
@@ -249,16 +254,16 @@ class BackendPool:
         self.metrics.routing_load.labels(b.name, b.role).set(self.load(b, time.monotonic()))
         return text
 
-    async def scrape(self, client: UpstreamClient, b: Backend, text: bytes | None = None) -> None:
+    async def scrape(self, session: aiohttp.ClientSession, b: Backend, text: bytes | None = None) -> None:
         """Full parse of a scrape: gauges and the speculative-decoding counters."""
         if text is None:
-            text = await self._get_metrics(client, b)
+            text = await self._get_metrics(session, b)
             if text is None:
                 return
         try:
-            snap = parse_vllm_metrics(text.decode("utf-8", "replace"))
-        except ValueError:
-            log_event(log, logging.WARNING, "bad_metrics", backend=b.name)
+            snap = await self._off_loop(text, parse_vllm_metrics, text.decode("utf-8", "replace"))
+        except ValueError as exc:  # not a vLLM scrape, or a value no server reports: the last good state stays
+            log_event(log, logging.WARNING, "bad_metrics", backend=b.name, why=str(exc)[:200])
             return
         delta = spec_delta(b.snapshot, snap)
         b.snapshot = snap
@@ -273,21 +278,43 @@ class BackendPool:
             if self.on_spec_delta is not None:
                 self.on_spec_delta(b, delta)
 
-    async def run_health(self, client: UpstreamClient) -> None:
+    async def _off_loop(self, text: bytes, parse: Callable[[_In], _Out], arg: _In) -> _Out:
+        """`parse(arg)`: inline for a page of a usual size, else in the pool's parsing thread (one at a time, so
+        large pages from many backends queue there, not on the event loop)."""
+        if len(text) <= INLINE_PARSE_BYTES:
+            return parse(arg)
+        return await asyncio.get_running_loop().run_in_executor(self._parser, parse, arg)
+
+    async def run_health(self, session: aiohttp.ClientSession) -> None:
+        """One loop per backend: a backend that hangs delays only its own checks."""
+        await asyncio.gather(*(self._health_loop(session, b) for b in self.backends))
+
+    async def _health_loop(self, session: aiohttp.ClientSession, b: Backend) -> None:
         while True:
-            await asyncio.gather(*(self.check_health(client, b) for b in self.backends))
+            try:
+                await self.check_health(session, b)
+            except Exception as exc:  # a fault of ours must not end this backend's checks for good
+                log_event(log, logging.ERROR, "health_check_failed", backend=b.name, why=repr(exc)[:300])
             await asyncio.sleep(self.settings.health_interval_s)
 
-    async def run_scrape(self, client: UpstreamClient) -> None:
-        """Load every `load_scrape_interval_s`; every `scrape_interval_s`, the same text parsed in full."""
+    async def run_scrape(self, session: aiohttp.ClientSession) -> None:
+        """One loop per backend: load every `load_scrape_interval_s`; every `scrape_interval_s`, the same text
+        parsed in full. A backend that hangs makes only its own load stale."""
+        await asyncio.gather(*(self._scrape_loop(session, b) for b in self.backends))
+
+    async def _scrape_loop(self, session: aiohttp.ClientSession, b: Backend) -> None:
         s = self.settings
         every = max(round(s.scrape_interval_s / s.load_scrape_interval_s), 1)
         tick = 0
         while True:
-            texts = await asyncio.gather(*(self.scrape_load(client, b) for b in self.backends))
-            if tick % every == 0:
-                for b, text in zip(self.backends, texts, strict=True):
-                    if text is not None:
-                        await self.scrape(client, b, text)
+            try:
+                text = await self.scrape_load(session, b)
+                if tick % every == 0 and text is not None:
+                    await self.scrape(session, b, text)
+            except Exception as exc:  # a fault of ours must not end this backend's scrapes for good
+                log_event(log, logging.ERROR, "scrape_failed", backend=b.name, why=repr(exc)[:300])
             tick += 1
             await asyncio.sleep(s.load_scrape_interval_s)
+
+    def close(self) -> None:
+        self._parser.shutdown(wait=False, cancel_futures=True)

@@ -31,12 +31,11 @@ from gateway.core.protocol import (
     Unauthorized,
     UpstreamUnavailable,
 )
-from gateway.h1client import ResponseTooLarge
 from gateway.logevents import event_line
 from gateway.proxy import Proxy, gateway_error_response
 from gateway.settings import redact_url
 from gateway.state import AppState
-from gateway.upstream import read_capped, request_id, response_headers, upstream_headers
+from gateway.upstream import ResponseTooLarge, read_capped, request_id, response_headers, upstream_headers
 
 log = logging.getLogger("specgate.http")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]

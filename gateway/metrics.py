@@ -69,7 +69,7 @@ class Metrics:
         self.inflight = Gauge("specgate_inflight_requests", "Requests in flight", ["backend", "role"], registry=r,
                               multiprocess_mode="livesum")
         self.up = Gauge("specgate_backend_up", "1 when healthy and not ejected", ["backend", "role"], registry=r,
-                        multiprocess_mode="max")
+                        multiprocess_mode="livemax")  # a dead worker's last word leaves with it
         self.running = Gauge("specgate_backend_running_requests", "Scraped vllm:num_requests_running",
                              ["backend", "role"], registry=r, multiprocess_mode="mostrecent")
         self.waiting = Gauge("specgate_backend_waiting_requests", "Scraped vllm:num_requests_waiting",

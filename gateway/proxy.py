@@ -32,7 +32,6 @@ from gateway.core.protocol import (
     UpstreamTooLarge,
     UpstreamUnavailable,
 )
-from gateway.h1client import ResponseTooLarge, UpstreamClient, UpstreamError, UpstreamResponse
 from gateway.intake import Intake
 from gateway.logevents import event_line, log_event
 from gateway.metrics import Metrics
@@ -41,10 +40,14 @@ from gateway.router import Router
 from gateway.settings import Settings
 from gateway.streaming import COMPLETION_TOKENS, SseTap
 from gateway.upstream import (
+    CLIENT_ERRORS,
     RETRY_STATUSES,
+    ResponseTooLarge,
     StatusFailure,
+    UpstreamClient,
     UpstreamFailure,
     map_client_error,
+    read_capped,
     request_id,
     response_headers,
     upstream_headers,
@@ -63,7 +66,7 @@ class Proxy:
         self.metrics = metrics
         self.client_auth_on = client_auth_on
         self.session: aiohttp.ClientSession | None = None  # pass-throughs, /v1/models, peers' warm start
-        self.client: UpstreamClient | None = None  # completions, health checks, scrapes
+        self.client: UpstreamClient | None = None  # completions (health checks and scrapes have their own)
         self.intake = Intake(settings)
         self.accounting = Accounting(settings, pool, learner, metrics)
         self.stopping = False  # set when the drain is over: streams cancelled from then on say why
@@ -183,7 +186,7 @@ class Proxy:
         self.pool.acquire(backend, ctx.routed.features.prompt_tokens)
         areas = self.pool.group_areas(backend, started)
         outcome = Outcome(status="aborted")
-        resp: UpstreamResponse | None = None
+        resp: aiohttp.ClientResponse | None = None
         try:
             if not ctx.overhead_recorded:
                 ctx.overhead_recorded = True
@@ -194,7 +197,7 @@ class Proxy:
                     if backend.auth is not None and "Authorization" not in sent:  # credentials from its URL
                         sent = {**sent, "Authorization": backend.auth}
                     resp = await self.client.post(backend.url, ctx.endpoint, ctx.payload, sent)
-                except (UpstreamError, OSError, TimeoutError) as exc:
+                except (*CLIENT_ERRORS, TimeoutError) as exc:
                     raise map_client_error(exc) from None
                 if resp.status in RETRY_STATUSES:
                     body = await _read_or_fail(resp, self.settings.max_response_bytes)
@@ -225,7 +228,7 @@ class Proxy:
                                                outcome.gpu_prompts_at_first)
             asyncio.get_running_loop().call_soon(self.accounting.record, ctx, backend, outcome, loads, e2e)
 
-    def _answer(self, ctx: Context, backend: Backend, resp: UpstreamResponse, data: bytes,
+    def _answer(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, data: bytes,
                 outcome: Outcome) -> web.Response:
         """A whole (non-streamed) answer, passed through with our headers."""
         self.pool.record_success(backend)
@@ -238,7 +241,7 @@ class Proxy:
         headers.update(self._headers(ctx, backend))
         return web.Response(status=resp.status, body=data, headers=headers)
 
-    async def _relay_stream(self, ctx: Context, backend: Backend, resp: UpstreamResponse, first: bytes,
+    async def _relay_stream(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
                             outcome: Outcome) -> web.StreamResponse:
         outcome.ttft_s = time.perf_counter() - ctx.t0
         outcome.gpu_prompts_at_first = self.pool.gpu_prompts(backend)
@@ -311,17 +314,17 @@ def _attempt_failure(ctx: Context, backend: Backend, outcome: Outcome, exc: Exce
     return exc
 
 
-async def _read_or_fail(resp: UpstreamResponse, limit: int) -> bytes:
+async def _read_or_fail(resp: aiohttp.ClientResponse, limit: int) -> bytes:
     try:
-        return await resp.read(limit)
-    except (UpstreamError, OSError) as exc:
+        return await read_capped(resp, limit)
+    except CLIENT_ERRORS as exc:
         raise map_client_error(exc) from None
 
 
-async def _readany_or_fail(resp: UpstreamResponse) -> bytes:
+async def _readany_or_fail(resp: aiohttp.ClientResponse) -> bytes:
     try:
-        return await resp.readany()
-    except (UpstreamError, OSError) as exc:
+        return await resp.content.readany()
+    except CLIENT_ERRORS as exc:
         raise map_client_error(exc) from None
 
 

@@ -12,10 +12,10 @@ import asyncio
 import time
 from dataclasses import dataclass
 
+import aiohttp
 from aiohttp import web
 
 from gateway.core.protocol import RequestView, error_body
-from gateway.h1client import UpstreamError, UpstreamResponse
 from gateway.metrics import BatchedObservations
 from gateway.settings import Settings
 from gateway.streaming import SseTap
@@ -69,7 +69,7 @@ def first_byte_timeout(s: Settings, view: RequestView) -> float:
     return min(s.first_byte_timeout_s + s.nonstream_timeout_per_token_s * view.max_tokens, s.total_timeout_s)
 
 
-async def pump(resp: UpstreamResponse, relay: Relay, first: bytes, idle: float,
+async def pump(resp: aiohttp.ClientResponse, relay: Relay, first: bytes, idle: float,
                gap: BatchedObservations) -> str | None:
     """Relay chunks until the upstream ends; the error that ended it, if any (`client_stalled` when the
     client stopped reading). `idle` bounds each gap; the client's total timeout bounds the whole."""
@@ -82,7 +82,7 @@ async def pump(resp: UpstreamResponse, relay: Relay, first: bytes, idle: float,
         async with asyncio.timeout(idle) as deadline:
             await relay.send(first)
             writing = False
-            read = resp.readany
+            read = resp.content.readany
             while chunk := await read():
                 now = time.perf_counter()
                 gap.observe(now - last)
@@ -99,7 +99,7 @@ async def pump(resp: UpstreamResponse, relay: Relay, first: bytes, idle: float,
         if not deadline.expired():
             return TOTAL_TIMEOUT
         return "client_stalled" if writing else "upstream stream idle timeout"
-    except (UpstreamError, OSError) as exc:
+    except (aiohttp.ClientError, OSError) as exc:
         return f"upstream stream broke: {type(exc).__name__}"
     return None
 

@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import gc
 import logging
-import multiprocessing
 import os
 import signal
 import sys
@@ -24,6 +23,7 @@ from gateway.app import create_app
 from gateway.logevents import log_event
 from gateway.settings import Settings
 from gateway.state import AppState
+from gateway.supervisor import Supervisor
 
 log = logging.getLogger("specgate")
 
@@ -219,23 +219,7 @@ def _run_worker(settings: Settings, reuse_port: bool) -> None:
 def _run_workers(settings: Settings) -> int:
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="specgate-prom-")
-    ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_run_worker, args=(settings, True), name=f"specgate-worker-{i}")
-             for i in range(settings.workers)]
-    for p in procs:
-        p.start()
-
-    def forward(signum: int, _frame: object) -> None:
-        for p in procs:
-            if p.pid is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(p.pid, signum)
-
-    signal.signal(signal.SIGTERM, forward)
-    signal.signal(signal.SIGINT, forward)
-    for p in procs:
-        p.join()
-    return max((p.exitcode or 0) for p in procs)
+    return Supervisor(_run_worker, (settings, True), settings.workers).run()
 
 
 def main(argv: list[str]) -> int:

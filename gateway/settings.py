@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from gateway.core.classify import CLASSES, ClassifierConfig
@@ -117,6 +117,7 @@ class Settings(BaseSettings):
     eject_consecutive_failures: int = Field(3, ge=1, description="backend failures in a row that eject it")
     eject_base_cooldown_s: float = Field(5.0, description="first ejection cooldown (doubles on repeat)")
     eject_max_cooldown_s: float = Field(120.0, description="cap on the ejection cooldown")
+    max_scrape_bytes: int = Field(1 << 20, ge=4096, description="largest /metrics page read from a backend (a longer one is a failed scrape; vLLM's is ~50 KB)")
 
     # --- timeouts and limits
     connect_timeout_s: float = Field(2.0, description="upstream TCP connect timeout")
@@ -136,6 +137,10 @@ class Settings(BaseSettings):
         64 * 1024 * 1024, ge=1024, description="largest non-streamed upstream answer the gateway buffers (502 above)")
     offload_parse_bytes: int = Field(
         256 * 1024, ge=0, description="request bodies at least this large are parsed in a helper process (0: never)")
+    offload_large_parse_bytes: int = Field(
+        2 * 1024 * 1024, ge=0, description="request bodies at least this large are parsed in a second helper process of their own, so a few huge bodies never hold up a medium one")
+    parse_queue_bytes: int = Field(
+        32 * 1024 * 1024, ge=0, description="bodies waiting for or in one parse helper, at most (one is always let in); a body beyond is answered 503 parse_queue_full (retryable)")
 
     # --- auth
     api_keys: KeyList = Field([], description="client API keys, comma-separated (auth off when unset; only blanks refuse to start)")
@@ -160,6 +165,22 @@ class Settings(BaseSettings):
         if isinstance(value, str) and value and not value.replace(",", "").strip():
             raise ValueError("SPECGATE_API_KEYS is set but holds no key (only blanks): refusing to run without auth")
         return _split_csv(value)
+
+    @field_validator("api_keys")
+    @classmethod
+    def _no_blank_key_in_list(cls, keys: list[SecretStr]) -> list[SecretStr]:
+        """A blank entry in a list given directly would be a key an empty bearer token matches."""
+        if any(not k.get_secret_value().strip() for k in keys):
+            raise ValueError("SPECGATE_API_KEYS holds a blank key: refusing to start")
+        return keys
+
+    @field_validator("admin_api_key", "upstream_api_key")
+    @classmethod
+    def _no_blank_secret(cls, key: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        """A blank admin key opened /admin/* to anyone (or to the client keys): set means set to a key."""
+        if key is not None and not key.get_secret_value().strip():
+            raise ValueError(f"SPECGATE_{(info.field_name or '').upper()} is set but blank: set a key, or unset it")
+        return key
 
     @field_validator("baseline_urls", "speculative_urls")
     @classmethod

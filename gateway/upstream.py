@@ -1,5 +1,12 @@
-"""The upstream clients (`h1client` for completions, health checks and scrapes; aiohttp's session for the rest),
-header filtering and the translation of client errors.
+"""The upstream clients (aiohttp's `ClientSession`), header filtering and the translation of client errors.
+
+Four sessions, each with its own connector, so that none waits on another's connections: completions
+(`UpstreamClient`), health checks and `/metrics` scrapes (`probe_session`, one each), and one for pass-throughs,
+`/v1/models` and the peers' warm start (`create_session`). Every one keeps aiohttp's caps on what an upstream may
+send (`HEADER_CAPS`: 128 header lines of at most 8 KiB), follows no redirect, decodes gzip/deflate a bounded piece
+at a time (the reader's back-pressure holds decompression too) and reuses a connection only after its answer ended
+cleanly (aiohttp closes one with bytes left over or an answer cut short; `gateway.connector` one that received
+bytes while idle). Why not our own client: docs/choices.md.
 
 Client exceptions never leave this module's callers: they are mapped to an `UpstreamFailure` with a
 short reason (`connect`, `timeout`, `status_5xx`, `protocol`), which the proxy fails over on.
@@ -10,18 +17,23 @@ from __future__ import annotations
 import base64
 import os
 import re
+from typing import Any
 
 import aiohttp
+from aiohttp.compression_utils import HAS_BROTLI, HAS_ZSTD
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
-from gateway.h1client import (
-    ResponseTooLarge,
-    UpstreamClient,
-    UpstreamConnectError,
-    UpstreamDisconnected,
-)
+from gateway.connector import REUSED, Connector
 from gateway.settings import Settings
+
+# aiohttp's own defaults, stated: an upstream's header block is at most ~1 MiB, refused as it arrives.
+HEADER_CAPS: dict[str, Any] = {"max_line_size": 8190, "max_field_size": 8190, "max_headers": 128}
+READ_BUFSIZE = 1 << 16  # bytes a reader may leave unread before reading from the socket pauses (2x, aiohttp)
+KEEPALIVE_S = 15.0  # an idle pooled connection is closed after this
+# encodings aiohttp decodes; an answer in any other is a protocol error (it would reach the client undecodable)
+DECODED = frozenset({"", "identity", "gzip", "deflate"} | ({"br"} if HAS_BROTLI else set())
+                    | ({"zstd"} if HAS_ZSTD else set()))
 
 HOP_BY_HOP = frozenset({
     "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers",
@@ -57,20 +69,99 @@ class StatusFailure(UpstreamFailure):
         self.headers = headers
 
 
-def create_session(settings: Settings) -> aiohttp.ClientSession:
-    connector = aiohttp.TCPConnector(limit=0, limit_per_host=settings.max_connections_per_backend,
-                                     ttl_dns_cache=300, enable_cleanup_closed=True)
-    timeout = aiohttp.ClientTimeout(total=settings.total_timeout_s, sock_connect=settings.connect_timeout_s)
+class ResponseTooLarge(Exception):
+    """An upstream answer over the size limit."""
+
+
+def _connector(limit_per_host: int, ssl_context: Any = True, keepalive_s: float = KEEPALIVE_S) -> Connector:
+    return Connector(limit=0, limit_per_host=limit_per_host, ttl_dns_cache=300, keepalive_timeout=keepalive_s,
+                     ssl=ssl_context)
+
+
+def _session(connector: Connector, timeout: aiohttp.ClientTimeout) -> aiohttp.ClientSession:
     # auto_decompress: we ask for identity; an upstream that compresses anyway is decoded, not relayed undecodable.
-    # No cookie jar: the session is shared by every client, and a backend's Set-Cookie is the client's business.
+    # No cookie jar: a session is shared by every client, and a backend's Set-Cookie is the client's business.
     return aiohttp.ClientSession(connector=connector, timeout=timeout, auto_decompress=True,
-                                 skip_auto_headers=("User-Agent",), cookie_jar=aiohttp.DummyCookieJar())
+                                 read_bufsize=READ_BUFSIZE, skip_auto_headers=("User-Agent",),
+                                 cookie_jar=aiohttp.DummyCookieJar(), **HEADER_CAPS)
 
 
-def create_client(settings: Settings) -> UpstreamClient:
-    """The completion path's client: the same pool size and timeouts as the session."""
-    return UpstreamClient(limit_per_origin=settings.max_connections_per_backend,
-                          connect_timeout_s=settings.connect_timeout_s, total_timeout_s=settings.total_timeout_s)
+def create_session(settings: Settings) -> aiohttp.ClientSession:
+    """Pass-throughs, `/v1/models`, the peers' warm start."""
+    return _session(_connector(settings.max_connections_per_backend),
+                    aiohttp.ClientTimeout(total=settings.total_timeout_s, connect=settings.connect_timeout_s,
+                                          sock_connect=settings.connect_timeout_s))
+
+
+def probe_session(timeout_s: float) -> aiohttp.ClientSession:
+    """Health checks, or scrapes: one at a time per backend (two allowed), each whole exchange within `timeout_s`,
+    waiting for a connection included."""
+    return _session(_connector(2), aiohttp.ClientTimeout(total=timeout_s, connect=timeout_s))
+
+
+class UpstreamClient:
+    """The completion path's session: at most `limit_per_origin` connections to each backend; a request that finds
+    them all busy waits at most `connect_timeout_s` for one (the wait and the connect together), then fails as a
+    connect failure (the proxy fails over); `total_timeout_s` bounds a whole exchange, the body included."""
+
+    def __init__(self, *, limit_per_origin: int, connect_timeout_s: float, total_timeout_s: float,
+                 ssl_context: Any = True, keepalive_s: float = KEEPALIVE_S) -> None:
+        timeout = aiohttp.ClientTimeout(total=total_timeout_s, connect=connect_timeout_s,
+                                        sock_connect=connect_timeout_s)
+        self.session = _session(_connector(limit_per_origin, ssl_context, keepalive_s), timeout)
+        self._urls: dict[tuple[str, str], URL] = {}
+
+    async def post(self, base_url: str, path: str, body: bytes, headers: dict[str, str]) -> aiohttp.ClientResponse:
+        """Send a completion request; return once the answer's status and headers have arrived."""
+        return await self.request("POST", base_url, path, body, headers)
+
+    async def request(self, method: str, base_url: str, path: str, body: bytes | None,
+                      headers: dict[str, str]) -> aiohttp.ClientResponse:
+        """The answer's status and headers; a protocol error for an answer the gateway cannot relay (`checked`).
+        A pooled connection the backend dropped before any byte of an answer (the keep-alive race: it closed an idle
+        one as we sent on it) is retried once; aiohttp retries only idempotent methods itself."""
+        key = (base_url, path)
+        url = self._urls.get(key)
+        if url is None:
+            url = URL(base_url.rstrip("/") + path)
+            if len(self._urls) < 4096:  # the pool's backends and our paths: never grows with what clients send
+                self._urls[key] = url
+        REUSED.set(False)
+        try:
+            resp = await self.session.request(method, url, data=body, headers=headers, allow_redirects=False)
+        except aiohttp.ServerDisconnectedError as exc:
+            if not REUSED.get() or not isinstance(exc.message, str):  # a fresh connection, or part of an answer
+                raise
+            resp = await self.session.request(method, url, data=body, headers=headers, allow_redirects=False)
+        return checked(resp)
+
+    def in_use(self) -> int:
+        """Connections carrying an exchange now (a leak shows here). aiohttp has no public count: its connector's
+        own sets are read, and a version without them reads 0."""
+        return len(getattr(self.session.connector, "_acquired", ()))
+
+    def idle(self) -> int:
+        conns = getattr(self.session.connector, "_conns", {})
+        return sum(len(c) for c in conns.values())
+
+    async def close(self) -> None:
+        await self.session.close()
+
+
+def checked(resp: aiohttp.ClientResponse) -> aiohttp.ClientResponse:
+    """`resp`, unless the gateway cannot relay it: a 101 (a protocol switch nobody asked for: we send no `Upgrade`)
+    or an encoding aiohttp does not decode. Those close their connection and raise `UnrelayableAnswer`."""
+    encoding = resp.headers.get("Content-Encoding", "").strip().lower()
+    if resp.status != 101 and encoding in DECODED:
+        return resp
+    resp.close()
+    if resp.status == 101:
+        raise UnrelayableAnswer("upstream switched protocols (101) on a request without Upgrade")
+    raise UnrelayableAnswer(f"upstream answered with an unsupported encoding: {encoding[:40]}")
+
+
+class UnrelayableAnswer(Exception):
+    """A well-formed answer the gateway cannot relay."""
 
 
 def request_id(given: str | None) -> str:
@@ -84,12 +175,14 @@ async def read_capped(resp: aiohttp.ClientResponse, limit: int) -> bytes:
     """The whole body, or `ResponseTooLarge` as soon as it passes `limit` bytes (decoded)."""
     if resp.content_length is not None and resp.content_length > limit and "Content-Encoding" not in resp.headers:
         raise ResponseTooLarge(f"upstream answer of {resp.content_length} bytes exceeds {limit}")
-    buf = bytearray()
+    parts: list[bytes] = []
+    size = 0
     while chunk := await resp.content.readany():
-        buf += chunk
-        if len(buf) > limit:
+        parts.append(chunk)
+        size += len(chunk)
+        if size > limit:
             raise ResponseTooLarge(f"upstream answer exceeds {limit} bytes")
-    return bytes(buf)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def upstream_headers(client: CIMultiDictProxy[str], settings: Settings, client_auth_on: bool,
@@ -100,7 +193,7 @@ def upstream_headers(client: CIMultiDictProxy[str], settings: Settings, client_a
     drop = _dropped(client, _DROP_REQUEST)
     for name, value in client.items():
         if name.lower() not in drop:
-            out.add(name, value)
+            out.add(name, value if value.isascii() else _printable(value))
     out["x-request-id"] = request_id
     out["Accept-Encoding"] = "identity"
     if settings.upstream_api_key is not None:
@@ -108,6 +201,12 @@ def upstream_headers(client: CIMultiDictProxy[str], settings: Settings, client_a
     elif not client_auth_on and "authorization" in client:
         out["Authorization"] = client["authorization"]
     return out
+
+
+def _printable(value: str) -> str:
+    """A client's header value whose bytes were not UTF-8 (aiohttp's server decodes them with `surrogateescape`):
+    the bad bytes become U+FFFD, as aiohttp's writer would otherwise drop them or fail the request."""
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def response_headers(upstream: CIMultiDictProxy[str]) -> CIMultiDict[str]:
@@ -128,14 +227,22 @@ def _dropped(headers: CIMultiDictProxy[str], hop_by_hop: frozenset[str]) -> froz
 
 
 def map_client_error(exc: BaseException) -> UpstreamFailure:
-    """The completion client's failure (`gateway.h1client`) as a failover reason."""
+    """A completion's client failure as a failover reason. Waiting past the connect budget for a pooled
+    connection (all held by answers that have not ended) is a connect failure: the request goes elsewhere."""
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        return UpstreamFailure("connect", f"no upstream connection within the connect timeout ({exc})")
     if isinstance(exc, TimeoutError):
         return UpstreamFailure("timeout", f"upstream timed out ({type(exc).__name__})")
-    if isinstance(exc, UpstreamConnectError | ConnectionRefusedError):
+    if isinstance(exc, UnrelayableAnswer):  # a bug or a misconfiguration there, not a dead server: never ejects
+        return UpstreamFailure("protocol", str(exc), suspect=True)
+    if isinstance(exc, aiohttp.ClientConnectorError | ConnectionRefusedError):
         return UpstreamFailure("connect", f"cannot connect to upstream: {exc}")
-    if isinstance(exc, UpstreamDisconnected | OSError):
+    if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError | OSError):
         return UpstreamFailure("connect", f"upstream closed the connection: {exc}")
-    return UpstreamFailure("protocol", f"bad upstream response: {type(exc).__name__}: {exc}")
+    return UpstreamFailure("protocol", f"bad upstream response: {type(exc).__name__}: {str(exc)[:200]}")
+
+
+CLIENT_ERRORS = (aiohttp.ClientError, UnrelayableAnswer, OSError)  # what a read or a request may raise, timeouts aside
 
 
 def without_credentials(url: str) -> str:

@@ -103,8 +103,7 @@ def test_no_import_circles_in_the_package() -> None:
     for node in graph:
         if node not in index:
             visit(node)
-    known = [["gateway.h1client", "gateway.h1conn"]]  # goes with the hand-written client (issue 35)
-    assert [c for c in circles if c not in known] == [], f"import circles: {circles}"
+    assert circles == [], f"import circles: {circles}"
 
 
 def test_emulator_imports_no_routing_code() -> None:

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # The pure core's own tests, the metrics and stream relay, and requests through the whole gateway.
 SUITES = ["tests/test_policy.py", "tests/test_learner.py", "tests/test_regime.py", "tests/test_costmodel.py",
           "tests/test_metrics.py", "tests/test_streaming.py", "tests/test_gateway.py", "tests/test_auth.py",
-          "tests/test_hostile.py", "tests/test_h1client.py"]
+          "tests/test_hostile.py", "tests/test_upstream_conformance.py", "tests/test_hostile_upstream.py"]
 
 
 @pytest.mark.timeout(1200)  # a C build (~100 s) and ~185 tests on a busy 2-core machine

@@ -86,9 +86,9 @@ class Harness:
         return client.in_use(), client.idle()
 
     def upstream_settled(self, timeout_s: float = 5.0) -> tuple[int, int]:
-        """`upstream()` at a moment when no connection is in use (the test fails after `timeout_s` otherwise). The
-        health checks and scrapes share the connector (one connection per backend every 100-200 ms here), so a single
-        reading on a busy machine can catch them in flight; a leaked connection stays in use at every reading."""
+        """`upstream()` at a moment when no connection is in use (the test fails after `timeout_s` otherwise): a single
+        reading on a busy machine can catch a request's connection in flight; a leaked one stays in use at every
+        reading."""
         self.run(until(lambda: self.upstream()[0] == 0, timeout_s))
         return self.upstream()
 

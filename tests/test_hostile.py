@@ -155,7 +155,8 @@ async def test_1_gzip_request_body_is_forwarded_decoded(gateway_factory: Any,
 async def test_1_header_bytes_that_are_not_utf8_pass_through_not_a_500(gateway_factory: Any,
                                                                       fakes: tuple[FakeBackend, FakeBackend]) -> None:
     """A client's header value with bytes that are not UTF-8 reached the upstream client as lone surrogates, and
-    encoding the request head failed: a 500 for any such client. Now the bytes go upstream as they came."""
+    encoding the request head failed: a 500 for any such client. Now the value goes upstream with the bytes that
+    are not UTF-8 replaced by U+FFFD (aiohttp's writer sends text; the UTF-8 part is kept)."""
     base, spec = fakes
     gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], policy="baseline")
     body = orjson.dumps(BODY)
@@ -163,7 +164,7 @@ async def test_1_header_bytes_that_are_not_utf8_pass_through_not_a_500(gateway_f
             b"X-Odd: caf\xc3\xa9 \xff\xfe\r\nConnection: close\r\nContent-Length: %d\r\n\r\n" % len(body))
     status, answer = await raw_http(gw.url, head, body)
     assert status == 200, answer[-300:]
-    assert base.headers[-1]["x-odd"].encode("utf-8", "surrogateescape") == b"caf\xc3\xa9 \xff\xfe"
+    assert base.headers[-1]["x-odd"] == "café \ufffd\ufffd"
 
 
 async def test_1_a_500_that_follows_the_request_ejects_nothing(gateway_factory: Any) -> None:

@@ -34,6 +34,8 @@ from gateway.core.stepfit import StepFit, tied_models
 PREFILL_SHARE_MAX = 0.5  # of a decode, the most that other requests' prefill may be said to have taken
 CLIP_FACTOR = 3.0  # an observed step or prefill moves the model as if it were at most this far off
 PREFILL_QUIET_LOAD = 4.0  # requests on the GPU (the observed one included) up to which TTFT teaches prefill speed
+MAX_OUTPUT_TOKENS = 2**20  # the longest natural output length an estimate may say (exp() of a log stays finite)
+_LOG_MAX_OUTPUT = math.log(MAX_OUTPUT_TOKENS)
 
 
 @dataclass(slots=True)
@@ -203,7 +205,10 @@ class Learner:
     def natural_output_tokens(self, task_class: str, bucket: str) -> float:
         est = self._log_output.get((task_class, bucket))
         prior = math.log(self.config.prior_output_tokens)
-        return math.exp(prior if est is None else est.shrunk(prior, self.config.prior_weight))
+        logged = prior if est is None else est.shrunk(prior, self.config.prior_weight)
+        if not math.isfinite(logged):
+            logged = prior
+        return math.exp(min(max(logged, 0.0), _LOG_MAX_OUTPUT))  # bounded: exp() never overflows
 
     def output_tokens(self, task_class: str, bucket: str, max_tokens: int, max_tokens_given: bool = False) -> float:
         """Expected completion tokens: the learned fraction of `max_tokens` when the client set one within
@@ -213,7 +218,7 @@ class Learner:
         if max_tokens_given and max_tokens <= FRACTION_REACH * natural:
             frac = self._output_fraction.get((task_class, bucket))
             if frac is not None:  # geometric mean: the median request, not one pulled up by a long tail
-                return max(1.0, math.exp(frac.shrunk(0.0, 1.0)) * max_tokens)
+                return max(1.0, math.exp(min(frac.shrunk(0.0, 1.0), 0.0)) * max_tokens)
         return max(1.0, min(natural, float(max_tokens)))
 
     def bucket_speculative_observations(self, bucket: str) -> int:
@@ -226,6 +231,8 @@ class Learner:
 
     # --- updates (off the decision path)
     def observe(self, obs: Observation) -> None:
+        if not _plausible(obs):  # one NaN or infinity would stay in every estimate it touched, for good
+            return
         key = (obs.task_class, obs.bucket)
         if obs.completion_tokens > 0:
             self._observe_output(key, obs)
@@ -319,9 +326,10 @@ class Learner:
     def observe_backend_acceptance(self, tokens_per_step: float, drafts: float) -> None:
         """Counter deltas of one scrape: output tokens per engine step (`SpecDelta.tokens_per_step`), weighted
         by the `drafts` draft rounds behind it."""
-        if drafts > 0:
+        if drafts > 0 and math.isfinite(drafts) and math.isfinite(tokens_per_step):
             weight = min(drafts / 64.0, 8.0)
-            self._backend_tokens_per_step.update(tokens_per_step, self.config.forgetting, w=weight)
+            tps = min(max(tokens_per_step, 1.0), self.config.num_speculative_tokens + 1.0)
+            self._backend_tokens_per_step.update(tps, self.config.forgetting, w=weight)
 
     # --- introspection
     def class_estimates(self) -> dict[tuple[str, str], ClassEstimate]:
@@ -357,6 +365,14 @@ class Learner:
 
 
 FRACTION_REACH = 8.0  # a max_tokens above this many times the natural length says nothing about the request
+
+
+def _plausible(obs: Observation) -> bool:
+    """Every time and load finite and not negative, every count not negative."""
+    reals = (obs.ttft_s, obs.e2e_s, obs.load_self, *(load for _, load in obs.co_runners))
+    counts = (obs.prompt_tokens, obs.completion_tokens, obs.steps or 0, obs.prefill_during_decode,
+              obs.prefills_during_decode)
+    return all(math.isfinite(x) and x >= 0 for x in reals) and all(n >= 0 for n in counts)
 
 
 def _asdict(obj: StepModel | ClassEstimate) -> dict[str, object]:

@@ -7,6 +7,7 @@ data parallelism reads the same as one engine. A baseline exports no `vllm:spec_
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -67,6 +68,25 @@ class SpecDelta:
         return 1.0 + self.accepted_tokens / self.drafts if self.drafts > 0 else 1.0
 
 
+# What a real server can report: a value outside these (or NaN, or an infinity) makes the whole scrape a failed one,
+# so the previous good state stays (one NaN gauge made the pool's load NaN for good: inf - inf).
+MAX_REQUESTS = 1e6  # running or waiting on one server
+MAX_KV_USAGE = 100.0  # a ratio (0-1); some exporters write percent
+MAX_COUNTER = float(2**63)
+MAX_POSITION = 1024  # draft positions (γ is a handful)
+_RANGES = {"running": MAX_REQUESTS, "waiting": MAX_REQUESTS, "kv_cache_usage": MAX_KV_USAGE}
+
+
+class BadScrape(ValueError):
+    """A scrape with a value no server reports (not finite, negative, out of range): read as a failed scrape."""
+
+
+def _check(field: str, value: float) -> None:
+    top = _RANGES.get(field, MAX_COUNTER)
+    if not (math.isfinite(value) and 0.0 <= value <= top):
+        raise BadScrape(f"{field} {value!r} is out of range [0, {top:g}]")
+
+
 _FIELDS = {**_GAUGES, **{name + "_total": field for name, field in _COUNTERS.items()}, **_COUNTERS}
 _PER_POSITION = "vllm:spec_decode_num_accepted_tokens_per_pos"
 # One sample line of a series we read: name, optional labels (to the line's last `}`: a label value may hold
@@ -86,7 +106,9 @@ def parse_vllm_metrics(text: str) -> VllmSnapshot:
     exposition parse: prometheus_client's parser took ~10 ms on a real vLLM scrape (48 KB), every
     `scrape_interval_s` for every backend, on the event loop; this takes well under a millisecond and reads
     the same numbers (tests/test_learner.py checks both parsers agree on the real fixtures). `ValueError` when
-    none of those series is there (not a vLLM scrape: an error page, a proxy's answer)."""
+    none of those series is there (not a vLLM scrape: an error page, a proxy's answer); `BadScrape` (a
+    `ValueError`) when one of them is not finite or out of its range: the scrape failed, and the caller keeps
+    its previous snapshot."""
     values: dict[str, float] = {}
     per_position: dict[int, float] = {}
     lines = "\n" + text  # every sample line starts after a newline, the first one too
@@ -105,6 +127,12 @@ def parse_vllm_metrics(text: str) -> VllmSnapshot:
         values[field] = values.get(field, 0.0) + value
     if not values and not per_position:
         raise ValueError("none of the vLLM series specgate reads is in the scrape")
+    for field_name, total in values.items():
+        _check(field_name, total)
+    for pos, total in per_position.items():
+        if pos > MAX_POSITION:
+            raise BadScrape(f"accepted tokens at draft position {pos} (at most {MAX_POSITION})")
+        _check("accepted_tokens_per_pos", total)
     positions = tuple(per_position[i] for i in sorted(per_position))
     has_spec = "vllm:spec_decode" in text and _SPEC_FAMILY.search(lines) is not None  # a baseline: no scan
     return VllmSnapshot(has_spec_decode=has_spec, accepted_per_position=positions, **values)
@@ -157,12 +185,17 @@ _LOAD_SAMPLE = re.compile(rb"\nvllm:num_requests_(?:running|waiting)(?:\{[^}\n]*
 
 def parse_load(text: bytes) -> float | None:
     """Running + waiting requests from a scrape without parsing the rest (it is read every
-    `load_scrape_interval_s`, so it must be cheap): both gauges summed over their label sets; None if neither
-    is there or a value is not a number."""
+    `load_scrape_interval_s`, so it must be cheap): both gauges summed over their label sets; None (a failed
+    scrape: the caller keeps its previous load) if neither is there, or a value is not a number, not finite,
+    negative, or the sum more than `MAX_REQUESTS` x 2."""
     values = _LOAD_SAMPLE.findall(b"\n" + text)
     if not values:
         return None
     try:
-        return sum(float(v) for v in values)
+        numbers = [float(v) for v in values]
     except ValueError:
         return None
+    total = sum(numbers)
+    if not (math.isfinite(total) and 0.0 <= total <= 2 * MAX_REQUESTS) or min(numbers) < 0.0:
+        return None
+    return total

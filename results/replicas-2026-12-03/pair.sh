@@ -3,7 +3,7 @@
 # h200-ngram pair, adaptive policy, time scale 1, exploration seeds 1-3, medium and high load; then rolling
 # restarts of 2 replicas under traffic (restarted replica from its priors, from the running one, from its state file).
 # Measured on main's gateway at commit $MAIN (a read-only `git archive` snapshot, so the routing is this round's):
-#   git archive $MAIN | tar -x -C /tmp/mainsnap && cd /tmp/mainsnap && OUT=<repo>/gateway/bench/results/replicas-2026-12-03 bash <repo>/gateway/bench/results/replicas-2026-12-03/pair.sh
+#   git archive $MAIN | tar -x -C /tmp/mainsnap && cd /tmp/mainsnap && OUT=<repo>/results/replicas-2026-12-03 bash <repo>/results/replicas-2026-12-03/pair.sh
 set -u
 export PYTHONPATH=${PYTHONPATH:-$PWD}
 py=${PY:-python3}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,9 +18,12 @@ MODEL = "fault-model"
 @dataclass
 class FaultBackend:
     """vLLM-shaped: streams `chunks` events `chunk_delay_s` apart; `POST /_fault` switches the mode
-    (ok | hang | garbage | truncate | flaky | status | slow_first); `GET /_stats` reports counters."""
+    (ok | hang | garbage | truncate | flaky | status | slow_first, or one of `WIRE_MODES`: bytes on the wire
+    that aiohttp's server would never send) and `metrics_mode` (ok | hang | huge | endless_headers);
+    `GET /_stats` reports counters."""
 
     mode: str = "ok"
+    metrics_mode: str = "ok"
     chunks: int = 8
     chunk_delay_s: float = 0.02
     first_delay_s: float = 0.0
@@ -40,8 +44,15 @@ class FaultBackend:
     async def health(self, request: web.Request) -> web.Response:
         return web.Response(text="ok")
 
-    async def metrics(self, request: web.Request) -> web.Response:
-        return web.Response(text=f'vllm:num_requests_running{{model_name="{MODEL}"}} 0.0\n')
+    async def metrics(self, request: web.Request) -> web.StreamResponse:
+        page = f'vllm:num_requests_running{{model_name="{MODEL}"}} 0.0\n'
+        if self.metrics_mode == "hang":
+            await asyncio.sleep(3600)
+        elif self.metrics_mode == "huge":  # 8 MiB: over the gateway's scrape cap
+            page += "# padding\n" * (8 << 17)
+        elif self.metrics_mode == "endless_headers":
+            await endless(request, b"HTTP/1.1 200 OK\r\n", b"X-Pad: " + b"p" * 8000 + b"\r\n")
+        return web.Response(text=page)
 
     async def models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": MODEL, "object": "model"}]})
@@ -64,6 +75,8 @@ class FaultBackend:
         if mode == "status":
             return web.json_response({"error": {"message": "injected", "type": "InternalServerError",
                                                 "param": None, "code": 500}}, status=500)
+        if mode in WIRE_MODES:
+            return await wire(request, mode, bool(body.get("stream")))
         try:
             if mode == "hang":
                 await asyncio.sleep(3600)
@@ -107,6 +120,67 @@ class FaultBackend:
         self.completed += 1
         await resp.write_eof()
         return resp
+
+
+WIRE_MODES = {
+    "endless_headers": "headers that never end (8 KB each)",
+    "endless_header_value": "one header value that never ends",
+    "leftover_bytes": "a whole answer, then a second one (X-Smuggled) in the same packet",
+    "truncated_chunked": "`Transfer-Encoding: Chunked`, the connection closed half-way through the body",
+    "two_te_headers": "two Transfer-Encoding headers, the body cut short",
+    "two_member_gzip": "a non-streamed answer gzip-encoded as two members (streams: a plain answer)",
+    "switch_101": "101 Switching Protocols to a POST",
+}
+_JSON = (b'{"id":"cmpl-w","object":"chat.completion","model":"fault-model","choices":[{"index":0,"message":'
+         b'{"role":"assistant","content":"tok tok"},"finish_reason":"length"}],"usage":{"prompt_tokens":3,'
+         b'"completion_tokens":2,"total_tokens":5}}')
+_SSE = (b'data: {"object":"chat.completion.chunk","model":"fault-model","choices":[{"index":0,"delta":'
+        b'{"content":"tok "},"finish_reason":"length"}]}\n\ndata: [DONE]\n\n')
+
+
+async def endless(request: web.Request, head: bytes, piece: bytes) -> None:
+    """Write `head`, then `piece` until the client closes the connection (kept under 1 MB of send buffer)."""
+    transport = request.transport
+    assert transport is not None
+    transport.write(head)
+    while not transport.is_closing():
+        if transport.get_write_buffer_size() < 1 << 20:
+            transport.write(piece)
+        else:
+            await asyncio.sleep(0.005)
+
+
+async def wire(request: web.Request, mode: str, stream: bool) -> web.StreamResponse:
+    """Answer with raw bytes, then close the connection (the returned response is never sent)."""
+    if mode == "endless_headers":
+        await endless(request, b"HTTP/1.1 200 OK\r\n", b"X-Pad: " + b"p" * 8000 + b"\r\n")
+        return web.Response()
+    if mode == "endless_header_value":
+        await endless(request, b"HTTP/1.1 200 OK\r\nX-Long: ", b"v" * 8192)
+        return web.Response()
+    body, kind = (_SSE, b"text/event-stream") if stream else (_JSON, b"application/json")
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: " + kind + b"\r\n"
+    if mode == "leftover_bytes":
+        data = (head + b"Content-Length: %d\r\n\r\n" % len(body) + body
+                + b"HTTP/1.1 200 OK\r\nX-Smuggled: 1\r\nContent-Length: 4\r\n\r\nevil")
+    elif mode in ("truncated_chunked", "two_te_headers"):
+        te = b"Transfer-Encoding: Chunked\r\n" if mode == "truncated_chunked" else \
+            b"Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n"
+        data = head + te + b"\r\n%x\r\n" % len(body) + body[: len(body) // 2]
+    elif mode == "two_member_gzip" and not stream:
+        packed = gzip.compress(body[:40]) + gzip.compress(body[40:])
+        data = head + b"Content-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(packed) + packed
+    elif mode == "two_member_gzip":
+        data = head + b"Content-Length: %d\r\n\r\n" % len(body) + body
+    else:  # switch_101
+        data = b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n\x00\x01"
+    transport = request.transport
+    assert transport is not None
+    transport.write(data)
+    if mode == "leftover_bytes":
+        await asyncio.sleep(0.05)  # the leftovers came in the answer's packet; the connection is dropped later
+    transport.close()
+    return web.Response()
 
 
 def answer_failure(status: int, data: bytes, stream: bool) -> str | None:

@@ -15,11 +15,15 @@ def render_md(result: dict[str, Any]) -> str:
     if result["scenarios"]:
         lines += ["Gateway: `python -m gateway serve`, policy `baseline` (all traffic on the faulty backend), "
                   "first-byte and idle timeouts 1 s, eject after 3 consecutive failures, cooldown 2 s.", "",
-                  "| scenario | fault | sent | completed | failed over | cut mid-stream | failed | client left |",
-                  "|---|---|---:|---:|---:|---:|---:|---:|"]
+                  "| scenario | fault | sent | completed | failed over | cut mid-stream | failed | client left "
+                  "| ejections | gateway RSS MB (fault start → peak) |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for s in result["scenarios"]:
+        rss = (f"{s['gateway_rss_mb_at_fault_start']} → {s['gateway_rss_mb_peak']}"
+               if "gateway_rss_mb_peak" in s else "")
         lines.append(f"| {s['scenario']} | {s['fault']} | {s['sent']} | {s['completed']} | {s['failed_over']} | "
-                     f"{s['cut_mid_stream']} | {s['failed']} | {s['client_aborted']} |")
+                     f"{s['cut_mid_stream']} | {s['failed']} | {s['client_aborted']} | "
+                     f"{s.get('gateway_ejections_total', '')} | {rss} |")
     if result["scenarios"]:
         lines += ["", "*failed over*: completed on the other backend after the first attempt failed (a subset of "
                   "*completed*). *cut mid-stream*: the response had started; it ended with an SSE error event and "

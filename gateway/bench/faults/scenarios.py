@@ -13,7 +13,7 @@ import aiohttp
 import orjson
 import psutil
 
-from gateway.bench.faults.backend import CHAT
+from gateway.bench.faults.backend import CHAT, WIRE_MODES
 from gateway.bench.faults.load import Tally, closed_loop, request_body
 from gateway.bench.faults.system import system
 from gateway.bench.kit.metrics import scrape_sum
@@ -26,13 +26,18 @@ SCENARIOS: dict[str, str] = {
     "truncated_sse": "the baseline closes the connection half-way through each stream (streams only)",
     "flaky_500": "the baseline answers 500 to every other request",
     "client_disconnects": "clients leave before the first token, mid-stream and during unary requests",
+    # issue 35: a backend that misbehaves on the wire (its completions), or on its /metrics page
+    **{name: f"the baseline's completions: {what}" for name, what in WIRE_MODES.items()},
+    "metrics_hang": "the baseline's /metrics never answers",
+    "metrics_huge": "the baseline's /metrics is 8 MiB (over the scrape cap)",
+    "metrics_endless_headers": "the baseline's /metrics sends headers that never end",
 }
 
 
 async def run_scenario(name: str, seconds: float, concurrency: int, log_dir: Path) -> dict[str, Any]:
     tally = Tally()
     extra: dict[str, Any] = {}
-    async with system(log_dir, name) as (base, _spec, url, _gw), aiohttp.ClientSession() as ctl:
+    async with system(log_dir, name) as (base, _spec, url, gw), aiohttp.ClientSession() as ctl:
         stream_share = 1.0 if name in ("garbage_sse", "truncated_sse") else 0.5
         leave_share = 1.0 if name == "client_disconnects" else 0.0
         if name == "client_disconnects":
@@ -44,7 +49,17 @@ async def run_scenario(name: str, seconds: float, concurrency: int, log_dir: Pat
         elif name in ("hang", "flaky_500", "garbage_sse", "truncated_sse"):
             mode = {"hang": "hang", "flaky_500": "flaky", "garbage_sse": "garbage", "truncated_sse": "truncate"}
             await base.call(ctl, mode=mode[name])
+        elif name in WIRE_MODES:
+            await base.call(ctl, mode=name)
+        elif name.startswith("metrics_"):
+            await base.call(ctl, metrics_mode=name.removeprefix("metrics_"))
+        rss = [gw.memory_info().rss]
+        while not load.done():  # the gateway's memory while the fault lasts
+            await asyncio.wait({load}, timeout=0.25)
+            rss.append(gw.memory_info().rss)
         await load
+        extra["gateway_rss_mb_at_fault_start"] = round(rss[0] / 2**20, 1)
+        extra["gateway_rss_mb_peak"] = round(max(rss) / 2**20, 1)
         await asyncio.sleep(0.5)
         extra["gateway_failovers_total"] = await scrape_sum(url, "specgate_failovers_total")
         extra["gateway_ejections_total"] = await scrape_sum(url, "specgate_backend_ejections_total")

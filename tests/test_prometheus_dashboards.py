@@ -157,7 +157,8 @@ async def test_every_dashboard_expression_returns_data_on_real_prometheus(
     binary = require_prometheus()
     build = dashboard_build
     targets = build.dashboard_targets(json.loads((ROOT / "dashboards" / "specgate.json").read_text()))
-    failing_spec = FakeBackend(mode="status", status=503, spec=True)
+    # it lists the pair's model (the gateway sends a model's requests only to servers that list it)
+    failing_spec = FakeBackend(mode="status", status=503, spec=True, aliases=("specgate-emu",))
     await failing_spec.start()
     proc: subprocess.Popen[bytes] | None = None
     gw = None

@@ -1,3 +1,4 @@
+# ruff: noqa
 import json, glob, re, os, sys, statistics as st
 prof = sys.argv[1] if len(sys.argv) > 1 else "h200-ngram"
 tags = sys.argv[2].split(",") if len(sys.argv) > 2 else ["new4", "new6", "new7"]

@@ -1,3 +1,4 @@
+# ruff: noqa
 """The distribution of adaptive ÷ the better static: every run of this branch's adaptive (any seed) against the
 statics of the same cell's base run (seed 1), and main's adaptive of that base run beside it."""
 import glob, json, os, re, statistics as st, sys

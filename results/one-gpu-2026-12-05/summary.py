@@ -1,3 +1,4 @@
+# ruff: noqa
 """results/one-gpu-2026-12-05/runs.json: one row per run of this branch's adaptive, with the same cell's statics and
 main's adaptive (seed 1), and every regime switch the gateway logged (with its price)."""
 import glob, json, os, re, sys

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Per logged switch of this branch's adaptive: its price (drain, cost, gain) against the measured excess over the
 static server it moved to, on the requests sent in the 5 s after it (sim seconds)."""
 import glob, json, re, sys

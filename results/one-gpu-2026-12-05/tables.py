@@ -1,3 +1,4 @@
+# ruff: noqa
 import json, glob, re, os, statistics as st, subprocess
 def mean(d,p): return d["policies"][p]["summary"]["mean_e2e_s"]
 def load(p): return json.load(open(p)) if os.path.exists(p) else None

@@ -1,3 +1,4 @@
+# ruff: noqa
 """Per-window adaptive vs statics on the same requests, from one bench JSON (adaptive repeat #k optional)."""
 import json, sys, statistics as st
 d = json.load(open(sys.argv[1])); w = float(sys.argv[2]) if len(sys.argv) > 2 else 5.0

@@ -5,6 +5,7 @@ mix per group, the round-robin turn, the random draws)."""
 from __future__ import annotations
 
 import json
+import logging
 import math
 import random
 import time
@@ -25,19 +26,27 @@ from gateway.core.records import record
 from gateway.core.regime import (
     MixSample,
     RegimeState,
+    Running,
+    SwitchPrice,
     capped_ratio,
     follow_fleet,
     leave_large_batch,
-    lull,
     mix_costs,
+    mix_summary,
     next_regime,
     ratio_of,
+    remaining,
     settle,
+    switch_gain,
+    switch_horizon,
+    switch_price,
     worth_probing,
 )
+from gateway.logevents import log_event
 from gateway.metrics import Metrics
 from gateway.settings import Settings
 
+_log = logging.getLogger("specgate.router")
 MixKey = tuple[str, str, int, bool]  # (class, temperature bucket, max_tokens, whether the client set it)
 
 REGIME_EVERY = 8  # decisions of a group between two recomputations of its mix ratio ...
@@ -111,6 +120,7 @@ class Router:
         self.regime_config = settings.regime_config()
         self.hindsight = settings.hindsight()
         self.regimes: dict[str, RegimeState] = {g: RegimeState() for g in pool.shared_groups()}
+        rs = self.regimes
         self.recent: dict[str, deque[_Recent]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
         self.group_decisions: dict[str, int] = dict.fromkeys(self.regimes, 0)
@@ -126,6 +136,10 @@ class Router:
         self.view = CandidateView(pool, self.adaptive.exception_load)
         # per shared group in a baseline regime: the classes whose measurement could move it (`worth_probing`)
         self.probe_worthy: dict[str, frozenset[tuple[str, str]]] = {}
+        # per shared group and role: the requests sent there (a pending switch prices the leaving server's drain)
+        self.running: dict[str, dict[Role, deque[Running]]] = {g: {r: deque(maxlen=512) for r in ROLES} for g in rs}
+        self._totals: dict[str, tuple[dict[Role, float], int]] = {}  # per group: the last mix's totals, its size
+        self.prices: dict[str, SwitchPrice] = {}  # per group: the last price of its pending switch
         if metrics is not None:  # a group that never switched reads 0 switches, not no data
             for group in self.regimes:
                 metrics.child(metrics.regime_switches, group)
@@ -184,6 +198,7 @@ class Router:
         chosen = next(c for c in inp.candidates if c.name == decision.backend)
         if chosen.group in self.regimes and needs_estimates:
             self.arrivals[chosen.group].append(now)
+            self.running[chosen.group][chosen.role].append(Running(now, decision.predicted_e2e_s or 0.0))
             group_load = chosen.load + sum(load for _, load in chosen.co_runners)
             self._note(chosen.group, _recent(f, task_class, bucket, group_load))
         return Routed(decision, f, task_class, bucket)
@@ -212,7 +227,7 @@ class Router:
 
     def _note(self, group: str, recent: _Recent) -> None:
         """Remember the request in its group's mix; every few decisions recompute the group's regime, and take
-        a pending switch as soon as the carrying server is in a lull."""
+        a pending switch as soon as it is free or pays (priced at every decision while pending)."""
         self.recent[group].append(recent)
         n = self.group_decisions[group] = self.group_decisions[group] + 1
         if n >= REGIME_EARLY:
@@ -230,15 +245,20 @@ class Router:
             self._mixed_at[group] = now
             mean_load = self._mean_load(group)
             ratio = capped_ratio(self._mix_ratio(group, extra, mean_load), mean_load, self.regime_config)
-            after = leave_large_batch(next_regime(before, ratio, n, self.regime_config), mean_load, n,
+            after = leave_large_batch(next_regime(before, ratio, now, self.regime_config), mean_load, now,
                                       self.regime_config)
-            after = follow_fleet(after, ratio, self._carried_by_others(group), n, self.settings.regime_follow_band)
+            after = follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)
+        price: SwitchPrice | None = None
         if after.pending is not None:
-            after = settle(after, n, self._load_of_role(group, after.role),
-                           lull([r.load for r in self.recent[group]], self.regime_config), self.regime_config)
+            horizon = switch_horizon(after, now, self.regime_config)
+            price = self.prices[group] = self._price(group, after.pending, horizon, now)
+            after = settle(after, now, price, self.regime_config)
         if after != before:
             self.regimes[group] = after
             self._regime_views = None
+        if after.role != before.role:  # priced, or not (above the load cap, or joining other replicas)
+            log_event(_log, logging.INFO, "regime_switch", group=group, to=after.role, ratio=after.ratio,
+                      decisions=n, price=None if price is None else price._asdict())
         if self.metrics is not None:
             m = self.metrics
             m.child(m.regime, group).set(1 if after.role == "speculative" else 0)
@@ -246,6 +266,15 @@ class Router:
                 m.child(m.regime_mix_ratio, group).set(after.ratio)
             if after.switches != before.switches:
                 m.child(m.regime_switches, group).inc()
+
+    def _price(self, group: str, to: Role, horizon: float, now: float) -> SwitchPrice:
+        """The cost model's price of moving the group's GPU to `to` now (`gateway.core.regime.switch_price`)."""
+        lrn, cfg, leaving = self.learner, self.regime_config, OTHER_ROLE[to]
+        left = remaining(self.running[group][leaving], round(self._load_of_role(group, leaving)), now)
+        totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
+        gain = switch_gain(totals, samples, to, known_rate(self.arrivals[group], now) * horizon, cfg.switch_margin)
+        return switch_price(left, {role: lrn.step_model(role) for role in ROLES},
+                            {role: lrn.interference(role) for role in ROLES}, to, self._mean_load(group), gain)
 
     def _mix_samples(self, group: str, extra: _Recent | None = None) -> list[MixSample]:
         return self._mix_window(group, extra)[0]
@@ -297,6 +326,7 @@ class Router:
         models = {role: lrn.step_model(role) for role in ROLES}
         w = self.regime_config.externality_weight
         totals = mix_costs(samples, models, {role: lrn.prefill_s_per_token(role) for role in ROLES}, w)
+        self._totals[group] = (totals, len(samples))
         if self.regimes[group].role == "baseline" and mean_load <= self.regime_config.speculation_max_load:
             hope_sd = self.adaptive.explore_hope_sd
             self.probe_worthy[group] = worth_probing(
@@ -339,14 +369,17 @@ class Router:
             if group in self.regimes and role in ROLES:
                 self._regime_views = None
                 self.regimes[group] = RegimeState(role="speculative" if role == "speculative" else "baseline",
-                                                  since=self.group_decisions[group])
+                                                  since_s=time.monotonic())
                 if self.metrics is not None:
                     self.metrics.regime.labels(group).set(1 if role == "speculative" else 0)
 
     def state(self) -> dict[str, object]:
         """Regimes of shared GPU groups, for `/admin/state`."""
-        return {g: {"role": r.role, "mix_ratio": r.ratio, "since_decision": r.since, "switches": r.switches,
-                    "pending": r.pending, "probe_worthy": self._probe_worthy_text(g),
+        now = time.monotonic()
+        return {g: {"role": r.role, "mix_ratio": r.ratio, "held_s": None if math.isinf(r.since_s) else now - r.since_s,
+                    "switches": r.switches, "pending": r.pending,
+                    "pending_price": None if r.pending is None or g not in self.prices else self.prices[g]._asdict(),
+                    "probe_worthy": self._probe_worthy_text(g),
                     "decisions": self.group_decisions[g], "mix": self._mix_summary(g)}
                 for g, r in self.regimes.items()}
 
@@ -356,20 +389,7 @@ class Router:
         return None if worthy is None else sorted(f"{c}/{b}" for c, b in worthy)
 
     def _mix_summary(self, group: str) -> dict[str, float] | None:
-        """What the group's mix ratio is computed from: the recent requests' mean prompt, expected output, tokens
-        per step as judged (optimism included) and load at decision."""
-        samples = self._mix_samples(group)
-        if not samples:
-            return None
-        n = len(samples)
-        lrn = self.learner
-        costs = mix_costs(samples, {role: lrn.step_model(role) for role in ROLES},
-                          {role: lrn.prefill_s_per_token(role) for role in ROLES},
-                          self.regime_config.externality_weight)
-        tps = sorted(s.tokens_per_step for s in samples)
-        return {"requests": n, "baseline_cost_s": costs["baseline"], "speculative_cost_s": costs["speculative"],
-                "tokens_per_step_p10": tps[n // 10], "tokens_per_step_p90": tps[(9 * n) // 10],
-                "prompt_tokens": sum(s.prompt_tokens for s in samples) / n,
-                "output_tokens": sum(s.output_tokens for s in samples) / n,
-                "tokens_per_step": sum(s.tokens_per_step for s in samples) / n,
-                "load": sum(s.load for s in samples) / n}
+        """What the group's mix ratio is computed from (`gateway.core.regime.mix_summary`)."""
+        lrn, w = self.learner, self.regime_config.externality_weight
+        return mix_summary(self._mix_samples(group), {role: lrn.step_model(role) for role in ROLES},
+                           {role: lrn.prefill_s_per_token(role) for role in ROLES}, w)

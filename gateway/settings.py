@@ -68,10 +68,10 @@ class Settings(BaseSettings):
     explore_hope_sd: float = Field(2.0, ge=0.0, description="probe a speculative server only if it would serve the request sooner at an acceptance this many posterior sd above the estimate (else the probe cannot change a decision, and on a shared GPU it slows the requests beside it)")
     explore_unmeasured_max_regret: float = Field(3.0, ge=1.0, description="regret cap of a probe while its temperature bucket or class is unmeasured (the cost counts the probe's effect on a co-runner)")
     regime_switch_margin: float = Field(0.05, ge=0.0, description="shared GPU: switch the server that carries the group when the mix is predicted this much cheaper on the other")
-    regime_min_dwell_requests: int = Field(16, ge=0, description="shared GPU: decisions a regime holds at least")
+    regime_min_dwell_s: float = Field(10.0, ge=0.0, description="shared GPU: seconds a regime holds at least (unless the mix is past the decisive margin), and the horizon over which a switch that is not free must pay for its co-running: the shortest phase of load the regime is meant to follow")
     regime_decisive_margin: float = Field(0.10, ge=0.0, description="shared GPU: a mix predicted this much cheaper on the other server asks for a switch before the dwell is over")
-    regime_lull_load: float = Field(1.0, ge=0.0, description="shared GPU: a switch waits until the carrying server runs at most this many requests (or half the group's recent mean load, if more), so new requests do not time-share the GPU with a full batch draining")
-    regime_max_defer_requests: int = Field(32, ge=0, description="shared GPU: decisions a switch waits for that lull at most")
+    regime_switch_cost_factor: float = Field(1.0, ge=0.0, description="shared GPU: a switch that is not free is taken only when its predicted gain exceeds this many times its predicted co-running cost (room for the linear co-running model to miss the queue a burst builds; at 4 a regime left speculation 10 s into a burst it should have left at its start: 1.12x)")
+    regime_free_drain_s: float = Field(0.3, ge=0.0, description="shared GPU: a switch the mix asks for is taken when the leaving server's running requests are predicted to end within this (nearly free: new requests time-share the GPU with them no longer), or when its predicted gain over SPECGATE_REGIME_MIN_DWELL_S exceeds the predicted cost of that co-running")
     regime_optimism: float = Field(1.0, ge=0.0, description="shared GPU: the mix is judged with each class's tokens per step this many posterior standard deviations above its mean (optimism while unmeasured; no effect once measured)")
     regime_optimism_load: float = Field(8.0, gt=0.0, description="shared GPU: optimism fades above this many requests committed to a choice (x this/committed; committed: the requests on the GPU at a request's decision, or the group's arrivals during one request if more): a regime chosen on optimism commits every request that arrives before the first answers come back, and at mixed-high's 35 requests/s that was 150 requests on the wrong server")
     regime_follow_band: float = Field(0.10, ge=0.0, description="shared GPU, many gateway replicas: join the regime the servers' gauges show other gateways in, unless this process's own mix ratio is outside 1 ± this band")
@@ -274,8 +274,8 @@ class Settings(BaseSettings):
             thompson=self.thompson_sampling)
 
     def regime_config(self) -> RegimeConfig:
-        return RegimeConfig(self.regime_switch_margin, self.regime_min_dwell_requests, self.externality_weight,
-                            self.regime_decisive_margin, self.regime_lull_load, self.regime_max_defer_requests,
+        return RegimeConfig(self.regime_switch_margin, self.regime_min_dwell_s, self.externality_weight,
+                            self.regime_decisive_margin, self.regime_free_drain_s, self.regime_switch_cost_factor,
                             self.regime_speculation_max_load)
 
     def client_keys(self) -> list[bytes]:

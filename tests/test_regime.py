@@ -3,6 +3,8 @@ and the router that feeds them (no I/O: its pool is never started)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -16,13 +18,18 @@ from gateway.core.regime import (
     MixSample,
     RegimeConfig,
     RegimeState,
+    Running,
+    SwitchPrice,
     capped_ratio,
     leave_large_batch,
-    lull,
     mix_costs,
     mix_ratio,
     next_regime,
+    remaining,
     settle,
+    switch_gain,
+    switch_horizon,
+    switch_price,
     worth_probing,
 )
 from gateway.metrics import Metrics
@@ -31,13 +38,15 @@ from gateway.settings import Settings
 
 MODELS: dict[Role, StepModel] = {"baseline": StepModel(0.005, 0.00004), "speculative": StepModel(0.0075, 0.00015)}
 PREFILL: dict[Role, float] = {"baseline": 4e-5, "speculative": 4e-5}
-CFG = RegimeConfig(switch_margin=0.05, min_dwell=8, externality_weight=1.0, decisive_margin=0.5, lull_load=1.0,
-                   max_defer=32, speculation_max_load=24.0)
+CFG = RegimeConfig(switch_margin=0.05, min_dwell_s=10.0, externality_weight=1.0, decisive_margin=0.5,
+                   free_drain_s=0.3, switch_cost_factor=1.0, speculation_max_load=24.0)
+FREE = SwitchPrice(0.0, 0.0, 0.0)  # the leaving server is idle
+BUSY = SwitchPrice(3.0, 40.0, 5.0)  # a burst draining: 3 s of co-running for 40 s of latency, 5 s to gain
 
 
-def step(s: RegimeState, ratio: float, n: int, carrier_load: float = 0.0) -> RegimeState:
-    """One recomputation followed by a settle at the given load of the carrying server."""
-    return settle(next_regime(s, ratio, n, CFG), n, carrier_load, CFG.lull_load, CFG)
+def step(s: RegimeState, ratio: float, now: float, price: SwitchPrice = FREE) -> RegimeState:
+    """One recomputation at time `now` followed by a settle at the given price."""
+    return settle(next_regime(s, ratio, now, CFG), now, price, CFG)
 
 
 def test_mix_ratio_says_speculation_pays_for_predictable_light_traffic_only() -> None:
@@ -65,63 +74,152 @@ def test_a_probe_is_worth_it_only_for_a_class_whose_acceptance_could_move_the_mi
     assert worth_probing([], [], {}, MODELS, {"baseline": 0.0, "speculative": 0.0}, 1.0, 1.05) == set()
 
 
-def test_switches_only_outside_the_band_and_after_the_dwell() -> None:
+def test_switches_only_outside_the_band_and_after_the_dwell_in_seconds() -> None:
     s = RegimeState()
-    s = step(s, 1.04, 8)
+    s = step(s, 1.04, 1.0)
     assert s.role == "baseline"  # inside the band
-    s = step(s, 1.2, 16)
-    assert (s.role, s.since, s.switches) == ("speculative", 16, 1)
-    s = step(s, 0.9, 20)
-    assert s.role == "speculative" and s.pending is None  # dwell not over, and 0.9 is not decisive
-    s = step(s, 0.97, 24)
+    s = step(s, 1.2, 2.0)
+    assert (s.role, s.since_s, s.switches) == ("speculative", 2.0, 1)
+    s = step(s, 0.9, 11.9)
+    assert s.role == "speculative" and s.pending is None  # 9.9 s held: dwell not over, and 0.9 is not decisive
+    s = step(s, 0.97, 13.0)
     assert s.role == "speculative"  # inside the band
-    s = step(s, 0.9, 32)
+    s = step(s, 0.9, 12.0 + 0.1)
     assert s.role == "baseline" and s.switches == 2
 
 
+def test_the_dwell_counts_seconds_not_decisions() -> None:
+    """Seen on an unseen bursty trace: a dwell of 16 decisions was 1.3 s at 12 requests/s, and two switches fell
+    inside one burst. Many decisions in little time do not end the dwell."""
+    s = step(RegimeState(), 1.2, 0.0)
+    for i in range(200):  # 200 decisions within 2 s
+        s = step(s, 0.9, 0.01 * i)
+    assert s.role == "speculative" and s.switches == 1
+
+
 def test_a_decisive_ratio_does_not_wait_for_the_dwell() -> None:
-    s = step(RegimeState(), 1.2, 8)
+    s = step(RegimeState(), 1.2, 1.0)
     assert s.role == "speculative"
-    s = step(s, 0.6, 10)  # 1/0.6 = 1.67 > 1.5: decisive
+    s = step(s, 0.6, 1.5)  # 1/0.6 = 1.67 > 1.5: decisive
     assert (s.role, s.switches) == ("baseline", 2)
 
 
-def test_a_switch_waits_for_the_carrying_servers_lull_then_happens() -> None:
-    s = step(RegimeState(), 1.2, 8, carrier_load=6)
-    assert (s.role, s.pending, s.pending_since) == ("baseline", "speculative", 8)  # a full batch would drain
-    s = settle(s, 9, 4, CFG.lull_load, CFG)
-    assert s.role == "baseline"
-    s = step(s, 1.3, 16, carrier_load=5)
-    assert s.pending_since == 8  # still the same pending switch
-    s = settle(s, 17, 1, CFG.lull_load, CFG)
-    assert (s.role, s.since, s.pending) == ("speculative", 17, None)
+@pytest.mark.parametrize(("price", "switches"), [
+    (SwitchPrice(0.0, 0.0, 0.0), True),  # the leaving server is idle
+    (SwitchPrice(0.3, 9.0, 0.0), True),  # it drains within free_drain_s: nearly free, whatever the cost
+    (SwitchPrice(0.31, 0.5, 0.4), False),  # not free, and the gain does not cover the co-running
+    (SwitchPrice(2.0, 5.0, 5.1), True),  # not free, but it pays over the horizon
+    (SwitchPrice(2.0, 5.0, 5.0), False),  # a gain equal to its cost is no reason to move
+    (SwitchPrice(3.0, 40.0, 5.0), False),  # a burst draining (the issue's switch inside a burst)
+])
+def test_a_pending_switch_is_taken_only_when_free_or_paid_for(price: SwitchPrice, switches: bool) -> None:
+    pending = next_regime(RegimeState(), 1.2, 20.0, CFG)
+    assert pending.pending == "speculative"
+    after = settle(pending, 20.5, price, CFG)
+    assert (after.role == "speculative") == switches
+    assert after.pending == (None if switches else "speculative")
+    if switches:
+        assert (after.since_s, after.switches) == (20.5, 1)
 
 
-def test_a_pending_switch_is_dropped_when_the_mix_returns_and_forced_after_max_defer() -> None:
-    s = step(RegimeState(), 1.2, 8, carrier_load=6)
-    s = step(s, 1.01, 16, carrier_load=6)
+def test_a_switch_that_is_not_free_must_gain_its_cost_times_the_factor() -> None:
+    """The linear co-running model missed the queue a burst builds: a switch priced at ~7 s cost ~23 s."""
+    from dataclasses import replace
+
+    cautious = replace(CFG, switch_cost_factor=4.0)
+    pending = next_regime(RegimeState(), 1.2, 20.0, cautious)
+    assert settle(pending, 21.0, SwitchPrice(1.0, 7.0, 11.0), cautious).role == "baseline"
+    assert settle(pending, 21.0, SwitchPrice(1.0, 7.0, 28.1), cautious).role == "speculative"
+    assert settle(pending, 21.0, SwitchPrice(0.2, 7.0, 0.0), cautious).role == "speculative"  # free
+
+
+def test_the_gains_horizon_is_the_dwell_then_how_long_the_switch_has_waited() -> None:
+    """Regression: the router priced a switch that had just become pending with the state before it (pending since
+    0.0 on the monotonic clock), so the horizon was the machine's uptime and every switch looked paid for (a gain of
+    229 s against a cost of 4.9 s, inside a burst)."""
+    now = 5000.0
+    fresh = next_regime(RegimeState("speculative"), 0.8, now, CFG)
+    assert fresh.pending == "baseline" and switch_horizon(fresh, now, CFG) == CFG.min_dwell_s
+    assert switch_horizon(fresh, now + 3.0, CFG) == CFG.min_dwell_s
+    assert switch_horizon(fresh, now + 25.0, CFG) == 25.0
+    assert switch_horizon(RegimeState(), now, CFG) == CFG.min_dwell_s
+
+
+def test_a_pending_switch_waits_and_is_dropped_when_the_mix_returns() -> None:
+    s = step(RegimeState(), 1.2, 20.0, BUSY)
+    assert (s.role, s.pending, s.pending_since_s) == ("baseline", "speculative", 20.0)
+    s = step(s, 1.3, 21.0, BUSY)
+    assert s.pending_since_s == 20.0  # still the same pending switch, however long it waits
+    s = step(s, 1.01, 22.0, BUSY)
     assert s.pending is None and s.role == "baseline"
-    s = step(s, 1.2, 24, carrier_load=6)
-    s = settle(s, 24 + CFG.max_defer - 1, 6, CFG.lull_load, CFG)
-    assert s.role == "baseline"
-    s = settle(s, 24 + CFG.max_defer, 6, CFG.lull_load, CFG)
-    assert s.role == "speculative"
+    s = step(s, 1.2, 23.0, BUSY)
+    s = settle(s, 23.5, SwitchPrice(0.2, 3.0, 0.0), CFG)
+    assert (s.role, s.since_s, s.pending) == ("speculative", 23.5, None)
 
 
-def test_the_lull_follows_the_groups_recent_load() -> None:
-    assert lull([], CFG) == CFG.lull_load
-    assert lull([0, 1, 2], CFG) == CFG.lull_load
-    assert lull([8, 10, 12], CFG) == 5.0
+@pytest.mark.parametrize(("running", "count", "now", "left"), [
+    ([], 0, 5.0, []),
+    ([Running(0.0, 2.0), Running(1.0, 2.0)], 2, 1.5, [1.5, 0.5]),  # each: sent + predicted e2e - now
+    ([Running(0.0, 2.0), Running(1.0, 2.0), Running(1.2, 0.5)], 1, 1.5, [1.5]),  # the one predicted to end last
+    ([Running(0.0, 2.0)], 1, 9.0, [0.2]),  # past its prediction: a tenth of it left
+    ([Running(0.0, 2.0)], 3, 1.0, [1.0, 2.0, 2.0]),  # other gateways' requests: the mean prediction
+    ([], 2, 1.0, [0.0, 0.0]),  # nothing known: nothing to price
+])
+def test_the_leaving_servers_remaining_work(running: list[Running], count: int, now: float,
+                                            left: list[float]) -> None:
+    assert remaining(running, count, now) == pytest.approx(left)
 
 
-@given(st.lists(st.tuples(st.floats(0.5, 2.0), st.floats(0, 20)), min_size=1, max_size=60))
-def test_a_ratio_inside_the_band_never_flips(steps: list[tuple[float, float]]) -> None:
-    s = RegimeState()
-    for i, (r, load) in enumerate(steps):
-        before = s.role
-        s = step(s, r, 8 * (i + 1), load)
-        if 1 / 1.05 <= r <= 1.05:
-            assert s.role == before and s.pending is None
+def test_the_price_of_a_switch_grows_with_what_is_left_and_with_the_arriving_load() -> None:
+    kappa: dict[Role, float] = {"baseline": 0.2, "speculative": 1.0}
+    assert switch_price([], MODELS, kappa, "baseline", 10.0, 1.0) == SwitchPrice(0.0, 0.0, 1.0)
+    one = switch_price([0.5], MODELS, kappa, "baseline", 2.0, 0.0)
+    many = switch_price([2.0] * 12, MODELS, kappa, "baseline", 2.0, 0.0)
+    busier = switch_price([2.0] * 12, MODELS, kappa, "baseline", 12.0, 0.0)
+    assert (one.drain_s, many.drain_s) == (0.5, 2.0)
+    assert 0 < one.cost_s < many.cost_s < busier.cost_s
+    # 12 speculative requests with 2 s left each stretch by κ_spec · own_base(2) / own_spec(12); 2 baseline
+    # requests wait κ_base · own_spec(12) per own_base(2) step for the 2 s drain
+    expected = 24.0 * 1.0 * MODELS["baseline"].own_s(2) / MODELS["speculative"].own_s(12) \
+        + 2 * 2.0 * 0.2 * MODELS["speculative"].own_s(12) / MODELS["baseline"].own_s(2)
+    assert many.cost_s == pytest.approx(expected)
+
+
+def test_the_gain_counts_only_the_saving_beyond_the_band_over_the_horizons_requests() -> None:
+    totals: dict[Role, float] = {"baseline": 64.0, "speculative": 80.0}  # 64 requests: 1.0 s vs 1.25 s each
+    assert switch_gain(totals, 64, "baseline", 10.0, 0.05) == pytest.approx(10 * (1.25 - 1.05))
+    assert switch_gain(totals, 64, "baseline", 100.0, 0.05) == pytest.approx(100 * (1.25 - 1.05))
+    assert switch_gain(totals, 64, "baseline", math.inf, 0.05) == pytest.approx(64 * (1.25 - 1.05))  # rate unknown
+    assert switch_gain(totals, 64, "speculative", 10.0, 0.05) == 0.0  # the wrong way
+    near: dict[Role, float] = {"baseline": 64.0, "speculative": 66.0}  # within the band: no gain to pay for anything
+    assert switch_gain(near, 64, "baseline", 10.0, 0.05) == 0.0
+    assert switch_gain(totals, 0, "baseline", 10.0, 0.05) == 0.0
+
+
+@given(st.lists(st.tuples(st.floats(0.5, 2.0), st.floats(0.001, 3.0), st.floats(0, 2.0), st.floats(0, 20),
+                          st.floats(0, 20)), min_size=1, max_size=80))
+def test_every_switch_is_free_or_paid_for_and_band_switches_are_a_dwell_apart(
+        steps: list[tuple[float, float, float, float, float]]) -> None:
+    """Whatever the mix and the prices: a ratio inside the band never flips; every switch happens at a price that
+    is free (drain within free_drain_s) or paid (gain > cost); and switches that were not decisive come at least
+    `min_dwell_s` apart, so over a span S there are at most 1 + S / min_dwell_s of them."""
+    s, now, last = RegimeState(), 0.0, -1e9
+    band_switches = 0
+    for ratio, dt, drain, cost, gain in steps:
+        now += dt
+        price = SwitchPrice(drain, cost, gain)
+        before = s
+        s = step(s, ratio, now, price)
+        if 1 / 1.05 <= ratio <= 1.05:
+            assert s.role == before.role and s.pending is None
+        if s.role != before.role:
+            assert drain <= CFG.free_drain_s or gain > cost
+            decisive = not 1 / 1.5 <= ratio <= 1.5
+            if not decisive:
+                assert now - last >= CFG.min_dwell_s
+                band_switches += 1
+            last = now
+    assert band_switches <= 1 + now / CFG.min_dwell_s
 
 
 def test_a_replica_joins_the_regime_the_servers_show_unless_its_own_evidence_is_decisive() -> None:
@@ -181,13 +279,13 @@ def test_a_large_batch_never_asks_for_speculation() -> None:
     assert capped_ratio(1.5, 10.0, CFG) == 1.5  # CFG caps at 24
     high = capped_ratio(1.5, 40.0, CFG)
     assert high is not None and high < 1.0 / (1.0 + CFG.switch_margin)
-    assert next_regime(RegimeState(), high, 100, CFG).pending is None  # baseline stays
-    leaving = next_regime(RegimeState("speculative", 0), high, 100, CFG)
+    assert next_regime(RegimeState(), high, 100.0, CFG).pending is None  # baseline stays
+    leaving = next_regime(RegimeState("speculative", 0.0), high, 100.0, CFG)
     assert leaving.pending == "baseline"  # and a speculative regime is asked to leave
     assert capped_ratio(None, 40.0, CFG) is None
 
-    assert leave_large_batch(RegimeState("speculative", 0), 40.0, 7, CFG).role == "baseline"  # at once
-    assert leave_large_batch(RegimeState("speculative", 0), 10.0, 7, CFG).role == "speculative"
+    assert leave_large_batch(RegimeState("speculative", 0.0), 40.0, 7.0, CFG).role == "baseline"  # at once
+    assert leave_large_batch(RegimeState("speculative", 0.0), 10.0, 7.0, CFG).role == "speculative"
 
 
 def test_the_regime_its_mix_ratio_and_its_switches_are_exported() -> None:
@@ -211,3 +309,23 @@ def test_the_regime_its_mix_ratio_and_its_switches_are_exported() -> None:
     assert sample("specgate_regime_switches_total") == 1.0
     assert sample("specgate_regime_mix_ratio") == pytest.approx(state.ratio)
     assert state.ratio > 1.0 + s.regime_switch_margin
+
+
+def test_the_router_takes_a_pending_switch_once_the_leaving_servers_requests_are_about_to_end() -> None:
+    """The router's wiring: the leaving server's load (three requests running) with the predictions of the
+    requests sent there, priced at a decision; a drain within free_drain_s switches, a long one waits."""
+    import time
+    from collections import deque
+
+    for left_s, switched in ((0.1, True), (2.0, False)):
+        router, pool = _router_on_a_pair()
+        now = time.monotonic()
+        router.regimes["pair-0"] = RegimeState("speculative", since_s=now - 100.0, pending="baseline",
+                                               pending_since_s=now - 1.0)
+        for b in pool.backends:
+            b.inflight = 3 if b.role == "speculative" else 0
+        router.running["pair-0"]["speculative"] = deque([Running(now - 1.0, 1.0 + left_s)] * 3)
+        router._update_regime("pair-0", 17, None)  # not a recomputation: only the pending switch is priced
+        assert (_role(router) == "baseline") == switched
+        assert router.prices["pair-0"].drain_s == pytest.approx(left_s, abs=0.05)
+        assert router.regimes["pair-0"].pending == (None if switched else "baseline")

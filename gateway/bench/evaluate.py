@@ -121,9 +121,29 @@ MIX_ACCURACY_ABOUT = ("How right the regime was: the mix ratio it held at the en
                       "(`python -m gateway.bench.mix_accuracy`).")
 
 
+def family_workloads(out_dir: Path, count: int, first_seed: int) -> dict[str, str]:
+    """Members `first_seed` .. + `count` - 1 of the generated bursty family, written under `out_dir/family/`:
+    name -> file (`gateway.workloads.family`)."""
+    from gateway.workloads.family import member
+    from gateway.workloads.items import write_workload
+
+    folder = out_dir / "family"
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for seed in range(first_seed, first_seed + count):
+        path = folder / f"bursty-{seed}.jsonl"
+        if not path.exists():
+            write_workload(member(seed), path)
+        files[f"bursty-{seed}"] = str(path)
+    return files
+
+
 def run_robust(args: argparse.Namespace) -> int:
     """Each one-GPU cell at several time scales, adaptive with several seeds (`bench --repeat`, seed + repeat)."""
-    workloads = args.workloads.split(",") if args.workloads else list(ROBUST_WORKLOADS)
+    workloads = args.workloads.split(",") if args.workloads is not None else list(ROBUST_WORKLOADS)
+    workloads = [w for w in workloads if w]
+    files = family_workloads(args.out_dir, args.family, args.family_seed) if args.family else {}
+    workloads += list(files)
     scales = [float(x) for x in args.scales.split(",")] if args.scales else list(ROBUST_SCALES)
     rows: list[dict[str, Any]] = []
     accuracy: list[dict[str, object]] = []  # the regime's mix at the end of each cell against the statics
@@ -132,7 +152,8 @@ def run_robust(args: argparse.Namespace) -> int:
             limit = f"--first{args.limit}" if args.limit else ""
             out = args.out_dir / f"robust--{args.profile}--{workload}--x{scale:g}{limit}.json"
             if not args.only_summarize:
-                bench_cell(["--workload", workload, "--profile", args.profile, "--time-scale", str(scale),
+                bench_cell(["--workload", files.get(workload, workload), "--profile", args.profile,
+                            "--time-scale", str(scale),
                             "--gateways", str(args.gateways), *(["--limit", str(args.limit)] if args.limit else [])],
                            ["baseline", "speculative"], out)
             # the full cell, else a shortened one (`--limit`) run for it
@@ -141,7 +162,7 @@ def run_robust(args: argparse.Namespace) -> int:
                 if path.stem.endswith("--others") or (first and not first.isdigit()):
                     continue
                 doc = json.loads(path.read_text())
-                rows.append(robust_row_of(doc) | ({"workload": f"{workload} (first {first})"} if first else {}))
+                rows.append(robust_row_of(doc) | {"workload": f"{workload} (first {first})" if first else workload})
                 accuracy.append(accuracy_row(f"{workload} x{scale:g}{limit}", doc, doc))
                 break
     write_table(args.out_dir / "ROBUST.md", "Robustness: adaptive over seeds and time scales",
@@ -162,8 +183,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--robust", action="store_true",
                         help="one-GPU robustness: every built-in workload, time scales 1 and 4, adaptive 3 seeds")
     parser.add_argument("--profile", default="h200-ngram", help="--robust: the emulated profile")
-    parser.add_argument("--workloads", default=None, help="--robust: comma-separated subset of workloads")
+    parser.add_argument("--workloads", default=None,
+                        help="--robust: comma-separated subset of workloads ('' with --family: the family alone)")
     parser.add_argument("--scales", default=None, help="--robust: comma-separated time scales (default 1,4)")
+    parser.add_argument("--family", type=int, default=0,
+                        help="--robust: also this many members of the generated bursty family (unseen traces)")
+    parser.add_argument("--family-seed", type=int, default=1, help="--robust: the family's first member")
     parser.add_argument("--limit", type=int, default=None,
                         help="--robust: only each workload's first N requests (a slow cell at time scale 4)")
     parser.add_argument("--fleet", action="store_true", help="fleet cells: see gateway.bench.fleet.cells")

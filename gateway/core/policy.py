@@ -100,7 +100,7 @@ class PolicyInput:
     draw: float = 1.0  # uniform [0, 1) draw for exploration, supplied by the caller
     sample_draw: float = 0.5  # uniform (0, 1) draw for Thompson sampling, supplied by the caller
     turn: int = 0  # round_robin's counter, supplied by the caller
-    regime_pending: Mapping[str, Role] = field(default_factory=dict)  # shared group -> a switch waiting for a lull
+    regime_pending: Mapping[str, Role] = field(default_factory=dict)  # shared group -> a switch not yet free
     arrival_rates: Mapping[str, float] = field(default_factory=dict)  # shared group -> its recent requests per second
     # shared group in a baseline regime -> the (class, bucket)s whose first measurement could move it (no entry: all)
     probe_worthy: Mapping[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
@@ -293,7 +293,7 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
         detail += f", mix {mix:.2f}x"
     pending = inp.regime_pending.get(chosen.group)
     if pending is not None:
-        detail += f", to {pending} at a lull"
+        detail += f", to {pending} when free"
     return Decision(chosen.name, chosen.role, reason, detail, pred.e2e_s, pred.ttft_s, ratio)
 
 

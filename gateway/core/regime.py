@@ -8,45 +8,50 @@ for every request), so deciding per request locks into whichever server the firs
 The regime is decided from the group's recent requests instead: each one's cost (latency plus the delay it
 imposes on the requests running with it) with the group's load at its decision carried by the baseline
 alone, against the speculative server alone. The regime switches when that ratio leaves a band around 1
-(`switch_margin`) and has held at least `min_dwell` decisions (or at once, when the ratio is past the
+(`switch_margin`) and has held at least `min_dwell_s` seconds (or at once, when the ratio is past the
 `decisive_margin`): hysteresis, so noise cannot flip it, and probes (which only add observations) cannot flip
 it by themselves.
 
 A switch has a price: the requests the old server is running keep running, and every new request on the
 other server time-shares the GPU with them until they drain. That price grows with the old server's load,
-which is highest exactly when a burst makes the mix look expensive on it. So a switch the mix asks for is
-*pending* until the carrying server is in a lull (at most `lull_load` requests, or half the group's recent
-mean load if that is more), and is taken anyway after `max_defer` decisions.
+which is highest exactly when a burst makes the mix look expensive on it (on an unseen bursty trace two
+switches inside one burst made adaptive 1.32x either static server). So a switch the mix asks for is
+*pending*, and is taken only when it is (nearly) free or pays for itself, both priced by the cost model
+(`switch_price`): when the leaving server's running requests are predicted to finish within `free_drain_s`,
+or when the mix's predicted saving beyond the band, over the requests of the next `min_dwell_s` seconds (the
+regime holds that long anyway), exceeds the predicted cost of co-running the two servers while the old one
+drains. The dwell is in seconds, not decisions: at 12 requests/s sixteen decisions are 1.3 s.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple, TypeVar
 
-from gateway.core.costmodel import Role, StepModel
+from gateway.core.costmodel import OTHER_ROLE, Role, StepModel
 
 
 @dataclass(frozen=True, slots=True)
 class RegimeConfig:
     switch_margin: float
-    min_dwell: int
+    min_dwell_s: float  # seconds a regime holds at least (and the horizon a switch's gain is counted over)
     externality_weight: float
-    decisive_margin: float  # a ratio this far outside 1 switches without waiting for the dwell
-    lull_load: float  # a pending switch is taken when the carrying server runs at most this many requests
-    max_defer: int  # ... or after this many decisions pending
+    decisive_margin: float  # a ratio this far outside 1 asks for a switch without waiting for the dwell
+    free_drain_s: float  # a pending switch is free when the leaving server's requests finish within this
+    switch_cost_factor: float  # ... or pays when its gain exceeds this many times its predicted co-running cost
     speculation_max_load: float  # no speculative regime while the group's recent mean load is above this
 
 
 @dataclass(frozen=True, slots=True)
 class RegimeState:
     role: Role = "baseline"
-    since: int = -(1 << 30)  # the group's decision count at the last switch (none yet: free to switch)
+    since_s: float = -math.inf  # when the last switch happened (none yet: free to switch)
     ratio: float | None = None  # the last mix ratio: cost on the baseline / on the speculative server
     switches: int = 0
-    pending: Role | None = None  # the role the mix asks for, waiting for the carrying server's lull
-    pending_since: int = 0
+    pending: Role | None = None  # the role the mix asks for, waiting until the switch is free or pays
+    pending_since_s: float = 0.0
 
 
 class MixSample(NamedTuple):
@@ -101,6 +106,23 @@ def mix_costs(samples: Sequence[MixSample], models: Mapping[Role, StepModel], pr
 K = TypeVar("K", bound=Hashable)
 
 
+def mix_summary(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
+                externality_weight: float) -> dict[str, float] | None:
+    """What a mix ratio is computed from (`/admin/state`): the window's summed cost with each server alone, and its
+    mean prompt, expected output, tokens per step as judged (optimism included, with p10 and p90) and load."""
+    if not samples:
+        return None
+    n = len(samples)
+    costs = mix_costs(samples, models, prefill, externality_weight)
+    tps = sorted(s.tokens_per_step for s in samples)
+    return {"requests": n, "baseline_cost_s": costs["baseline"], "speculative_cost_s": costs["speculative"],
+            "tokens_per_step_p10": tps[n // 10], "tokens_per_step_p90": tps[(9 * n) // 10],
+            "prompt_tokens": sum(s.prompt_tokens for s in samples) / n,
+            "output_tokens": sum(s.output_tokens for s in samples) / n,
+            "tokens_per_step": sum(s.tokens_per_step for s in samples) / n,
+            "load": sum(s.load for s in samples) / n}
+
+
 def worth_probing(samples: Sequence[MixSample], keys: Sequence[K], hopes: Mapping[K, float],
                   models: Mapping[Role, StepModel], totals: Mapping[Role, float], externality_weight: float,
                   threshold: float) -> frozenset[K]:
@@ -137,19 +159,20 @@ def capped_ratio(ratio: float | None, mean_load: float, cfg: RegimeConfig) -> fl
     return min(ratio, 1.0 / (1.0 + cfg.switch_margin) - 1e-9)
 
 
-def leave_large_batch(state: RegimeState, mean_load: float, decisions: int, cfg: RegimeConfig) -> RegimeState:
+def leave_large_batch(state: RegimeState, mean_load: float, now: float, cfg: RegimeConfig) -> RegimeState:
     """A speculative regime under a load above `speculation_max_load` leaves at once: waiting for a lull that
     sustained load never brings kept 78 more requests on the n-gram server at c = 48 (an emulated replay of the
-    H200 run: 1.9 s against 1.4 s all-baseline)."""
+    H200 run: 1.9 s against 1.4 s all-baseline). The one switch that is not priced: above the cap the step models
+    are not trusted to price it."""
     if state.role != "speculative" or mean_load <= cfg.speculation_max_load:
         return state
-    return RegimeState("baseline", decisions, state.ratio, state.switches + 1)
+    return RegimeState("baseline", now, state.ratio, state.switches + 1)
 
 
-def next_regime(state: RegimeState, ratio: float | None, decisions: int, cfg: RegimeConfig) -> RegimeState:
-    """The regime after `decisions` decisions of the group, given the latest mix ratio: the same role, with a
-    switch pending when the ratio leaves the band after the dwell (or leaves the decisive band at any time),
-    and no switch pending once the ratio is back inside the band. `settle` takes a pending switch."""
+def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: RegimeConfig) -> RegimeState:
+    """The regime at time `now` (seconds), given the latest mix ratio: the same role, with a switch pending when
+    the ratio leaves the band after the dwell of `min_dwell_s` (or leaves the decisive band at any time), and no
+    switch pending once the ratio is back inside the band. `settle` takes a pending switch."""
     if ratio is None:
         return state
     wanted: Role | None = None
@@ -160,30 +183,87 @@ def next_regime(state: RegimeState, ratio: float | None, decisions: int, cfg: Re
     elif state.role == "speculative" and ratio < 1.0 / (1.0 + cfg.switch_margin):
         wanted = "baseline"
         decisive = ratio < 1.0 / (1.0 + cfg.decisive_margin)
-    if wanted is None or not (decisive or decisions - state.since >= cfg.min_dwell):
+    if wanted is None or not (decisive or now - state.since_s >= cfg.min_dwell_s):
         return replace(state, ratio=ratio, pending=None)
-    since = state.pending_since if state.pending == wanted else decisions
-    return replace(state, ratio=ratio, pending=wanted, pending_since=since)
+    since = state.pending_since_s if state.pending == wanted else now
+    return replace(state, ratio=ratio, pending=wanted, pending_since_s=since)
 
 
-def lull(recent_loads: Sequence[float], cfg: RegimeConfig) -> float:
-    """The carrying server's load at or below which a pending switch is cheap: `lull_load`, or half the group's
-    recent mean load when traffic runs hotter than that (a busy group may never drain to one request)."""
-    mean = sum(recent_loads) / len(recent_loads) if recent_loads else 0.0
-    return max(cfg.lull_load, 0.5 * mean)
+class Running(NamedTuple):
+    """A request sent to the leaving server: when, and its predicted end-to-end time at its decision."""
+
+    sent_s: float
+    e2e_s: float
 
 
-def settle(state: RegimeState, decisions: int, carrier_load: float, lull_load: float,
-           cfg: RegimeConfig) -> RegimeState:
-    """Take a pending switch when the carrying server is in a lull, or when it has waited `max_defer`."""
+REMAINING_FLOOR = 0.1  # a request past its predicted end is taken to have this share of its prediction left
+
+
+def remaining(running: Sequence[Running], count: int, now: float) -> list[float]:
+    """Predicted seconds left of the `count` requests the leaving server still runs: of those this process sent
+    there, the `count` predicted to end last (the others are taken to have finished); a request running past its
+    prediction has `REMAINING_FLOOR` of it left, and requests beyond those sent (another gateway's) the mean."""
+    left = sorted((max(r.sent_s + r.e2e_s - now, REMAINING_FLOOR * r.e2e_s) for r in running), reverse=True)
+    mean = sum(r.e2e_s for r in running) / len(running) if running else 0.0
+    return left[:count] + [mean] * max(count - len(left), 0)
+
+
+class SwitchPrice(NamedTuple):
+    """What switching now would cost and gain, in summed seconds of latency."""
+
+    drain_s: float  # until the leaving server's running requests are predicted to end
+    cost_s: float  # the co-running both servers' requests suffer meanwhile
+    gain_s: float  # the mix's saving beyond the band over the requests of the next `min_dwell_s`
+
+
+def switch_gain(totals: Mapping[Role, float], samples: int, to: Role, requests: float, margin: float) -> float:
+    """The predicted saving of moving the group's traffic to `to` over `requests` requests (the window's `samples`
+    while the arrival rate is unknown): per request, the mix's cost on the leaving server less its cost on `to`
+    raised by the band (the model's error on a near tie), never below 0."""
+    if samples <= 0:
+        return 0.0
+    per = (totals[OTHER_ROLE[to]] - (1.0 + margin) * totals[to]) / samples
+    return max(per, 0.0) * (requests if math.isfinite(requests) else float(samples))
+
+
+def switch_horizon(state: RegimeState, now: float, cfg: RegimeConfig) -> float:
+    """The seconds a pending switch's gain is counted over: the dwell the new regime holds anyway, or as long as
+    the mix has asked for the switch, if longer (a mix that has asked for T seconds is likely to go on as long)."""
+    if state.pending is None:
+        return cfg.min_dwell_s
+    return max(cfg.min_dwell_s, now - state.pending_since_s)
+
+
+def switch_price(left: Sequence[float], models: Mapping[Role, StepModel], interference: Mapping[Role, float],
+                 to: Role, arriving_load: float, gain_s: float) -> SwitchPrice:
+    """The cost model's price of switching the GPU to `to` now. The leaving server's requests, with `left` seconds
+    to go, each stretch by κ_leaving · own_to(L) / own_leaving(its load) while `to` runs its L requests; those
+    L requests each stretch by κ_to · own_leaving(mean load while draining) / own_to(L) for the drain (its
+    longest request). `arriving_load`: the group's recent mean load, which `to` will carry."""
+    if not left:
+        return SwitchPrice(0.0, 0.0, gain_s)
+    leaving = OTHER_ROLE[to]
+    drain, total = max(left), sum(left)
+    own_leaving, own_to = models[leaving], models[to]
+    load_to = max(arriving_load, 1.0)
+    cost = total * interference[leaving] * own_to.own_s(load_to) / own_leaving.own_s(len(left))
+    if drain > 0:
+        cost += load_to * drain * interference[to] * own_leaving.own_s(total / drain) / own_to.own_s(load_to)
+    return SwitchPrice(drain, cost, gain_s)
+
+
+def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig) -> RegimeState:
+    """Take a pending switch when it is (nearly) free (the leaving server drains within `free_drain_s`) or when
+    its gain exceeds its price times `switch_cost_factor` (the linear co-running model misses the queue a burst
+    builds behind the lost capacity); else it stays pending, re-priced at the next decision."""
     if state.pending is None:
         return state
-    if carrier_load <= lull_load or decisions - state.pending_since >= cfg.max_defer:
-        return RegimeState(state.pending, decisions, state.ratio, state.switches + 1)
+    if price.drain_s <= cfg.free_drain_s or price.gain_s > cfg.switch_cost_factor * price.cost_s:
+        return RegimeState(state.pending, now, state.ratio, state.switches + 1)
     return state
 
 
-def follow_fleet(state: RegimeState, ratio: float | None, carried: Role | None, decisions: int,
+def follow_fleet(state: RegimeState, ratio: float | None, carried: Role | None, now: float,
                  band: float) -> RegimeState:
     """Replicas agree on a regime: when the group's own servers show the other role carrying the GPU (other
     gateways send it their traffic) and this process's evidence is not decisive (its mix ratio within the band
@@ -192,5 +272,5 @@ def follow_fleet(state: RegimeState, ratio: float | None, carried: Role | None, 
     if carried is None or carried == state.role or ratio is None:
         return state
     if 1.0 / (1.0 + band) <= ratio <= 1.0 + band:
-        return RegimeState(carried, decisions, ratio, state.switches + 1)
+        return RegimeState(carried, now, ratio, state.switches + 1)
     return state

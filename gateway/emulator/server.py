@@ -18,6 +18,7 @@ from .engine import Engine, RequestHandle, Sequence, StepEvent
 from .metrics import EngineMetrics
 from .prefix_cache import block_hashes
 from .profiles import Profile
+from .resume import continued_reference
 from .stats import ServerStats
 from .target import dummy_output, target_output
 from .text import tokenize
@@ -158,6 +159,8 @@ class EmulatedServer:
                 param="max_tokens",
             )
         reference = self.references.get(header_id) if header_id else None
+        if reference is not None:  # a resumed request continues the reference where the partial text ends
+            reference = continued_reference(reference, req.partial, req.prompt)
         seed = request_seed(req.prompt, reference)
         handle = RequestHandle(header_id or uuid.uuid4().hex)
         hashes = block_hashes(prompt_tokens, self.profile.block_size) if req.prompt_token_count is None else []

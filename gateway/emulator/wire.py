@@ -37,6 +37,7 @@ class GenRequest:
     stream: bool
     include_usage: bool
     continuous_usage: bool
+    partial: str | None = None  # chat, `continue_final_message`: the open final assistant message it continues
 
 
 def _content_text(content: Any) -> str:
@@ -49,14 +50,18 @@ def _content_text(content: Any) -> str:
     raise ApiError("Invalid message content.", param="messages")
 
 
-def chat_prompt(messages: list[Any]) -> str:
-    """The text the target sees for a chat request (a simple chat template)."""
+def chat_prompt(messages: list[Any], add_generation_prompt: bool = True, continue_final: bool = False) -> str:
+    """The text the target sees for a chat request (a simple chat template). `continue_final`: the final message
+    is left open (no end of turn, no generation prompt), as vLLM's `continue_final_message` does."""
     parts = []
     for m in messages:
         if not isinstance(m, dict) or "role" not in m:
             raise ApiError("Each message must be an object with a 'role'.", param="messages")
         parts.append(f"{m['role']}: {_content_text(m.get('content'))}\n\n")
-    parts.append("assistant:")
+    if continue_final:
+        parts[-1] = parts[-1][:-2]
+    elif add_generation_prompt:
+        parts.append("assistant:")
     return "".join(parts)
 
 
@@ -88,11 +93,19 @@ def parse_request(body: Any, kind: Kind, served_model: str) -> GenRequest:
     if model != served_model:
         raise ApiError(f"The model `{model}` does not exist.", 404, "NotFoundError", "model")
     count: int | None = None
+    partial: str | None = None
     if kind == "chat":
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise ApiError("'messages' must be a non-empty list.", param="messages")
-        prompt = chat_prompt(messages)
+        continue_final = bool(body.get("continue_final_message", False))
+        add_generation_prompt = bool(body.get("add_generation_prompt", True))
+        if continue_final and add_generation_prompt:
+            raise ApiError("Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
+        prompt = chat_prompt(messages, add_generation_prompt, continue_final)
+        last = messages[-1]
+        if continue_final and isinstance(last, dict) and last.get("role") == "assistant":
+            partial = _content_text(last.get("content"))
     else:
         raw = body.get("prompt")
         if raw is None or raw == "" or raw == []:
@@ -128,7 +141,7 @@ def parse_request(body: Any, kind: Kind, served_model: str) -> GenRequest:
     return GenRequest(
         kind=kind, model=model, prompt=prompt, prompt_token_count=count, max_tokens=max_tokens, n=n,
         temperature=float(temperature), ignore_eos=bool(body.get("ignore_eos", False)), stream=stream,
-        include_usage=include_usage, continuous_usage=continuous,
+        include_usage=include_usage, continuous_usage=continuous, partial=partial,
     )
 
 

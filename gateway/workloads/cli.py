@@ -12,6 +12,7 @@ from rich.table import Table
 
 from gateway.workloads.arrivals import parse_phases
 from gateway.workloads.builtins import BUILTINS, build_builtins
+from gateway.workloads.family import FAMILIES, describe, member
 from gateway.workloads.generate import MIXES, Arrival, generate
 from gateway.workloads.items import WorkloadError, builtin_names, load_workload, write_workload
 from gateway.workloads.task import KIND_CLASS, approx_tokens
@@ -28,6 +29,8 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--phases", help="phases of load 'DURATION:RATE,...' (seconds:requests per second), cycled")
     gen.add_argument("--bursts", help="bursts on top of the Poisson rate: 'EVERY_S:SIZE[:WIDTH_S]'")
     gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--family", choices=FAMILIES,
+                     help="draw member SEED of a generated family of unseen traces (ignores --mix/--n/--rate)")
     gen.add_argument("--out", required=True, type=Path)
     sub.add_parser("list", help="the built-in workloads")
     stats = sub.add_parser("stats", help="summarise a workload file or built-in")
@@ -70,7 +73,11 @@ def main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     console = Console()
     try:
-        if args.command == "generate":
+        if args.command == "generate" and args.family:
+            items = member(args.seed)
+            write_workload(items, args.out)
+            console.print(f"wrote {len(items)} requests to {args.out}: {describe(args.seed)}")
+        elif args.command == "generate":
             items = generate(args.n, args.mix, _arrival(args), seed=args.seed)
             write_workload(items, args.out)
             console.print(f"wrote {len(items)} requests to {args.out} (last send time {items[-1].t:.1f} s)")

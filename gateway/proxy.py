@@ -35,6 +35,7 @@ from gateway.core.protocol import (
 from gateway.intake import Intake
 from gateway.logevents import event_line, log_event
 from gateway.metrics import Metrics
+from gateway.migrate import Migrator
 from gateway.relay import TOTAL_TIMEOUT, Outcome, Relay, close_client, first_byte_timeout, pump
 from gateway.router import Router
 from gateway.settings import Settings
@@ -70,6 +71,7 @@ class Proxy:
         self.intake = Intake(settings)
         self.accounting = Accounting(settings, pool, learner, metrics)
         self.stopping = False  # set when the drain is over: streams cancelled from then on say why
+        self.migrator = Migrator(settings, pool, router, learner, metrics) if settings.migration else None
         self._streams: set[asyncio.Task[Any]] = set()
 
     async def end_streams(self, wait_s: float) -> None:
@@ -95,6 +97,10 @@ class Proxy:
         headers["Content-Type"] = "application/json"
         ctx = Context(request, endpoint, t0, rid, routed, view.stream, changed is not None,
                       raw if changed is None else changed, headers, first_byte_timeout(self.settings, view))
+        if self.migrator is not None:
+            self.migrator.switched()  # a switch this decision made moves the leaving server's streams
+            if view.stream:
+                self.migrator.prepare(ctx)
         return await self._with_failover(ctx)
 
     async def _with_failover(self, ctx: Context) -> web.StreamResponse:
@@ -251,6 +257,8 @@ class Proxy:
         headers["X-Accel-Buffering"] = "no"
         out = web.StreamResponse(status=200, headers=headers)
         await out.prepare(ctx.request)
+        if ctx.movable is not None and self.migrator is not None:
+            return await self._relay_movable(ctx, backend, resp, first, outcome, out)
         tap = SseTap(strip_usage=ctx.strip_usage, chat=ctx.endpoint == CHAT)
         relay = Relay(out, tap)
         task = asyncio.current_task()
@@ -288,6 +296,37 @@ class Proxy:
             return out
         outcome.status = "200"
         self.pool.record_success(backend)  # only a stream that ended cleanly clears the failure count
+        await out.write_eof()
+        return out
+
+
+    async def _relay_movable(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
+                             outcome: Outcome, out: web.StreamResponse) -> web.StreamResponse:
+        """A stream that may move to the other server of its GPU on a switch (`gateway.migrate`)."""
+        assert self.migrator is not None
+        self.migrator.client = self.client
+        task = asyncio.current_task()
+        assert task is not None
+        self._streams.add(task)
+        try:
+            error = await self.migrator.stream(ctx, backend, resp, first, out, outcome)
+        except asyncio.CancelledError:
+            if self.stopping:
+                with contextlib.suppress(Exception):
+                    await Relay(out, SseTap(strip_usage=False, chat=False)).error("gateway shutting down", outcome)
+            raise
+        finally:
+            self._streams.discard(task)
+        if error is not None:
+            if error == "client_stalled":
+                outcome.status = "aborted"
+            else:
+                await Relay(out, SseTap(strip_usage=False, chat=False)).error(error, outcome)
+            _warn(event="midstream_error", id=ctx.request_id, backend=backend.name, error=error)
+            close_client(ctx.request)
+            return out
+        outcome.status = "200"
+        self.pool.record_success(backend)
         await out.write_eof()
         return out
 

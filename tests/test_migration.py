@@ -1,0 +1,308 @@
+"""Live migration through the gateway in front of the emulated pair, with the real `openai` SDK: streams that move
+between the two servers of a GPU on regime switches read as one stream (the same id, the whole answer once, one
+finish_reason, usage summed), stop strings that straddle a seam still stop, and requests that cannot resume
+faithfully are never moved. The pure rules (`gateway.core.migration`) by tables and a Hypothesis property."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import openai
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from prometheus_client import CollectorRegistry
+
+from gateway.bench.kit.inproc import RunningGateway, until
+from gateway.core.migration import SeamCut, StreamJoin, not_movable, resume_body, worth_moving
+from gateway.emulator import EmulatedPair
+from gateway.state import AppState
+
+SCALE = 0.25  # real seconds per simulated second: streams of a few hundred tokens last a second or so
+GROUP = "pair-0"
+TEXT = ("the request moves between servers while the answer streams and nothing is lost or repeated on the way; "
+        "each part continues where the last one stopped, and the client reads one answer. ")
+WORDS = TEXT.split()
+
+
+def reference(i: int, words: int = 160) -> str:
+    return " ".join(WORDS[(i + k) % len(WORDS)] + ("." if k % 17 == 16 else "") for k in range(words))
+
+
+# --- the pure rules
+
+CHAT_BODY: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+
+
+@pytest.mark.parametrize(("extra", "reason"), [
+    ({}, None),
+    ({"stream": False}, "not_streamed"),
+    ({"n": 2}, "n"),
+    ({"best_of": 3}, "n"),
+    ({"echo": True}, "echo"),
+    ({"logprobs": True}, "logprobs"),
+    ({"top_logprobs": 2}, "logprobs"),
+    ({"tools": [{"type": "function", "function": {"name": "f"}}]}, "tools"),
+    ({"tool_choice": "auto"}, "tools"),
+    ({"response_format": {"type": "json_object"}}, "structured"),
+    ({"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}}}, "structured"),
+    ({"response_format": {"type": "text"}}, None),
+    ({"guided_json": {"type": "object"}}, "structured"),
+    ({"guided_regex": "a+"}, "structured"),
+    ({"structured_outputs": {"choice": ["a", "b"]}}, "structured"),
+    ({"seed": 7}, "seed"),
+    ({"continue_final_message": True, "add_generation_prompt": False}, "shape"),
+])
+def test_which_chat_requests_may_move(extra: dict[str, Any], reason: str | None) -> None:
+    assert not_movable(True, {**CHAT_BODY, **extra}) == reason
+
+
+@pytest.mark.parametrize(("extra", "reason"), [
+    ({}, None), ({"prompt": [1, 2, 3]}, "shape"), ({"suffix": "x"}, "shape"), ({"logprobs": 2}, "logprobs"),
+    ({"echo": True}, "echo"), ({"best_of": 2}, "n"),
+])
+def test_which_completions_may_move(extra: dict[str, Any], reason: str | None) -> None:
+    assert not_movable(False, {"model": "m", "prompt": "Q: ", "stream": True, **extra}) == reason
+
+
+def test_a_resume_continues_the_answer_with_the_tokens_left() -> None:
+    chat = resume_body(True, {**CHAT_BODY, "max_tokens": 100, "min_tokens": 10}, "Hello the", 12)
+    assert chat is not None
+    assert chat["messages"][-1] == {"role": "assistant", "content": "Hello the"}
+    assert chat["continue_final_message"] is True and chat["add_generation_prompt"] is False
+    assert chat["max_tokens"] == 88 and chat["min_tokens"] == 0
+    assert chat["stream_options"] == {"include_usage": True, "continuous_usage_stats": True}
+    assert CHAT_BODY["messages"] == [{"role": "user", "content": "hi"}]  # the original is untouched
+    done = resume_body(False, {"prompt": "Q: ", "max_completion_tokens": 5}, "A b", 3)
+    assert done is not None and done["prompt"] == "Q: A b" and done["max_completion_tokens"] == 2
+    assert resume_body(False, {"prompt": "Q: ", "max_tokens": 3}, "A b c", 3) is None  # nothing left to resume
+
+
+@pytest.mark.parametrize(("remaining", "prompt", "generated", "moves"), [
+    (1.0, 1000, 200, True), (0.01, 1000, 200, False), (0.2, 4000, 1000, False), (0.2, 100, 50, True)])
+def test_a_request_moves_when_its_remaining_time_exceeds_its_re_prefill(remaining: float, prompt: int,
+                                                                          generated: int, moves: bool) -> None:
+    assert worth_moving(remaining, prompt, generated, 1e-4) is moves
+
+
+@pytest.mark.parametrize(("before", "parts", "stops", "include", "relayed", "stopped"), [
+    ("say fo", ["o bar", " baz"], ("foo",), False, "", "foo"),  # straddles: nothing of the continuation
+    ("say fo", ["o bar"], ("foo",), True, "o", "foo"),  # ... or up to its end with include_stop_str_in_output
+    ("say f", ["o", "o bar"], ("foo",), False, "", "foo"),  # held back across chunks, then cut
+    ("say f", ["o", "x bar"], ("foo",), False, "ox bar", None),  # held back, then released
+    ("abc", [" then END here"], ("END",), False, " then ", "END"),  # within the continuation
+    ("abc", ["d", "ef"], ("x", "yz"), False, "def", None),
+])
+def test_stop_strings_across_the_seam(before: str, parts: list[str], stops: tuple[str, ...], include: bool,
+                                      relayed: str, stopped: str | None) -> None:
+    cut = SeamCut(before, stops, include)
+    out, hit = "", None
+    for part in parts:
+        text, hit = cut.feed(part)
+        out += text
+        if hit is not None:
+            break
+    if hit is None:
+        out += cut.flush()
+    assert (out, hit) == (relayed, stopped)
+
+
+def _chunk(ident: str, content: str | None, finish: str | None = None, tokens: int | None = None,
+           role: bool = False) -> dict[str, Any]:
+    delta: dict[str, Any] = {"content": content}
+    if role:
+        delta["role"] = "assistant"
+    obj: dict[str, Any] = {"id": ident, "created": 1 if ident == "a" else 2, "model": "m",
+                           "object": "chat.completion.chunk",
+                           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    if tokens is not None:
+        obj["usage"] = {"prompt_tokens": 10 if ident == "a" else 99, "completion_tokens": tokens}
+    return obj
+
+
+@given(st.lists(st.text(max_size=6), min_size=1, max_size=12), st.data())
+def test_the_joined_text_is_the_parts_concatenated(pieces: list[str], data: st.DataObject) -> None:
+    seams = data.draw(st.sets(st.integers(1, len(pieces)), max_size=3))
+    join = StreamJoin(chat=True, client_usage=True, client_continuous=False)
+    relayed: list[dict[str, Any]] = []
+    relayed += join.event(_chunk("a", "", role=True, tokens=0))
+    ident, count = "a", 0
+    for i, piece in enumerate(pieces):
+        if i in seams:
+            join.seam()
+            ident, count = f"b{i}", 0
+            relayed += join.event(_chunk(ident, "", role=True, tokens=0))
+        count += 1
+        relayed += join.event(_chunk(ident, piece, tokens=count))
+    relayed += join.event(_chunk(ident, "", "stop", tokens=count))
+    relayed += join.event({"id": ident, "created": 3, "model": "m", "choices": [],
+                           "usage": {"prompt_tokens": 10 if ident == "a" else 99,
+                                                            "completion_tokens": count}})
+    text = "".join(e["choices"][0]["delta"].get("content") or "" for e in relayed if e["choices"])
+    assert text == "".join(pieces) == join.text
+    assert {e["id"] for e in relayed} == {"a"} and {e["created"] for e in relayed} == {1}
+    assert [e["choices"][0]["finish_reason"] for e in relayed if e["choices"]].count("stop") == 1
+    assert sum("role" in e["choices"][0]["delta"] for e in relayed if e["choices"]) == 1
+    assert relayed[-1]["usage"] == {"prompt_tokens": 10, "completion_tokens": len(pieces),
+                                    "total_tokens": 10 + len(pieces)}
+    assert all("usage" not in e for e in relayed[:-1])
+
+
+# --- through the gateway
+
+
+def _client(gw: RunningGateway) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(base_url=gw.url + "/v1", api_key="unused", max_retries=0, timeout=60)
+
+
+async def _pair_gateway(gateway_factory: Callable[..., Any], pair: EmulatedPair, **overrides: Any) -> RunningGateway:
+    gw: RunningGateway = await gateway_factory(
+        baseline_urls=[pair.baseline_url], speculative_urls=[pair.speculative_url], policy="baseline",
+        migration=True, **overrides)
+    return gw
+
+
+def _switch(gw: RunningGateway, role: str) -> None:
+    """A regime switch as the router records it (here joined from a peer), then the gateway's check after a
+    decision: the leaving server's streams move."""
+    state = gw.app[AppState.key]
+    state.router.import_regimes({GROUP: role})
+    migrator = state.proxy.migrator
+    assert migrator is not None
+    migrator.switched()
+
+
+def _migrations(gw: RunningGateway, reason: str = "switch") -> float:
+    registry: CollectorRegistry = gw.app[AppState.key].metrics.registry
+    gw.app[AppState.key].metrics.flush()
+    return registry.get_sample_value("specgate_migrations_total", {"reason": reason}) or 0.0
+
+
+async def _chat_stream(client: openai.AsyncOpenAI, rid: str, started: asyncio.Event | None = None,
+                       **extra: Any) -> tuple[list[Any], str]:
+    stream = await client.chat.completions.create(
+        model="specgate-emu", messages=[{"role": "user", "content": f"Write the notes ({rid})."}], temperature=0,
+        max_tokens=400, stream=True, extra_headers={"x-request-id": rid}, **extra)
+    chunks = []
+    async for chunk in stream:
+        chunks.append(chunk)
+        if started is not None and len(chunks) >= 3:
+            started.set()
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    return chunks, text
+
+
+async def test_streams_moved_back_and_forth_read_as_one_answer(gateway_factory: Callable[..., Any]) -> None:
+    n = 6
+    async with EmulatedPair(profile="h200-ngram", time_scale=SCALE) as pair:
+        pair.register_references({f"m{i}": reference(i) for i in range(n)})
+        gw = await _pair_gateway(gateway_factory, pair)
+        client = _client(gw)
+        starts = [asyncio.Event() for _ in range(n)]
+        runs = [asyncio.create_task(_chat_stream(client, f"m{i}", starts[i],
+                                                 stream_options={"include_usage": True})) for i in range(n)]
+        await asyncio.wait_for(asyncio.gather(*(s.wait() for s in starts)), 30)
+        _switch(gw, "speculative")
+        await until(lambda: _migrations(gw) >= n, 30)
+        _switch(gw, "baseline")  # and back: a second seam in the streams still running
+        results = await asyncio.gather(*runs)
+        for i, (chunks, text) in enumerate(results):
+            assert text == reference(i)  # nothing lost, nothing repeated
+            assert {c.id for c in chunks} == {chunks[0].id} and {c.created for c in chunks} == {chunks[0].created}
+            finishes = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+            assert finishes == ["stop"]
+            usage = chunks[-1].usage
+            assert usage is not None and not chunks[-1].choices
+            alone = await client.chat.completions.create(  # the same request, never moved
+                model="specgate-emu", messages=[{"role": "user", "content": f"Write the notes (m{i})."}],
+                temperature=0, max_tokens=400, extra_headers={"x-request-id": f"m{i}"})
+            assert alone.usage is not None and alone.choices[0].message.content == text
+            assert usage.prompt_tokens == alone.usage.prompt_tokens  # the prompt counted once
+            assert usage.completion_tokens == alone.usage.completion_tokens  # the parts' tokens summed
+            assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
+        assert _migrations(gw) >= n
+        assert _migrations(gw, "resume_failed") == 0
+        await client.close()
+
+
+async def test_a_moved_completion_continues_with_the_tokens_left(gateway_factory: Callable[..., Any]) -> None:
+    async with EmulatedPair(profile="h200-ngram", time_scale=SCALE) as pair:
+        ref = reference(3, 200)
+        pair.register_references({"c": ref})
+        gw = await _pair_gateway(gateway_factory, pair)
+        client = _client(gw)
+        stream = await client.completions.create(model="specgate-emu", prompt="Notes:\n", max_tokens=120,
+                                                 temperature=0, stream=True, extra_headers={"x-request-id": "c"})
+        parts, finishes, moved = [], [], False
+        async for chunk in stream:
+            parts.append(chunk.choices[0].text if chunk.choices else "")
+            finishes += [c.finish_reason for c in chunk.choices if c.finish_reason]
+            if len(parts) == 5 and not moved:
+                _switch(gw, "speculative")
+                moved = True
+        text = "".join(parts)
+        assert _migrations(gw) == 1
+        assert finishes == ["length"] and ref.startswith(text)
+        whole = await client.completions.create(model="specgate-emu", prompt="Notes:\n", max_tokens=120,
+                                                temperature=0, extra_headers={"x-request-id": "c"})
+        assert whole.choices[0].text == text  # max_tokens shrank by what was generated: the same 120 tokens
+        await client.close()
+
+
+async def test_a_stop_string_that_straddles_the_seam_still_stops(gateway_factory: Callable[..., Any]) -> None:
+    """The emulator ignores stop strings, so only the gateway's check on the joined text can stop this answer: the
+    switch comes while the gateway has relayed part of the stop string (read from its stream state)."""
+    ref = reference(0, 80)
+    stop = "servers while the answer streams"
+    at = ref.index(stop)
+    async with EmulatedPair(profile="h200-ngram", time_scale=4.0) as pair:
+        pair.register_references({"s": ref})
+        gw = await _pair_gateway(gateway_factory, pair)
+        migrator = gw.app[AppState.key].proxy.migrator
+        assert migrator is not None
+        client = _client(gw)
+        run = asyncio.create_task(_chat_stream(client, "s", stream_options={"include_usage": True},
+                                               extra_body={"stop": [stop]}))
+        seam = -1
+        while seam < 0 and not run.done():
+            for live in migrator.live[GROUP]:
+                if at + 2 < len(live.join.text) < at + len(stop) - 2:
+                    seam = len(live.join.text)
+                    _switch(gw, "speculative")
+            await asyncio.sleep(0.001)
+        chunks, text = await run
+        assert at < seam < at + len(stop) and _migrations(gw) == 1
+        assert text == ref[:seam]  # the continuation is cut where the stop string completes it
+        finishes = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+        assert finishes == ["stop"]
+        usage = chunks[-1].usage
+        assert usage is not None and usage.completion_tokens > 0
+        await client.close()
+
+
+@pytest.mark.parametrize("extra", [
+    {"response_format": {"type": "json_object"}},
+    {"extra_body": {"guided_regex": "[a-z ]+"}},
+    {"extra_body": {"structured_outputs": {"regex": "[a-z ]+"}}},
+    {"tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
+     "tool_choice": "auto"},
+    {"logprobs": True, "top_logprobs": 1},
+    {"n": 2},
+    {"seed": 3},
+])
+async def test_requests_that_cannot_resume_are_never_moved(gateway_factory: Callable[..., Any],
+                                                           extra: dict[str, Any]) -> None:
+    async with EmulatedPair(profile="h200-ngram", time_scale=SCALE) as pair:
+        pair.register_references({"x": reference(1)})
+        gw = await _pair_gateway(gateway_factory, pair)
+        client = _client(gw)
+        started = asyncio.Event()
+        run = asyncio.create_task(_chat_stream(client, "x", started, **extra))
+        await asyncio.wait_for(started.wait(), 30)
+        _switch(gw, "speculative")
+        chunks, _ = await run
+        assert _migrations(gw) == 0 and _migrations(gw, "not_worth") == 0
+        assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+        await client.close()

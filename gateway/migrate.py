@@ -132,7 +132,9 @@ class Migrator:
             step = lrn.step_model(leaving.role).own_s(max(self.pool.load(leaving, now), 1.0))
             expected = lrn.output_tokens(r.task_class, r.bucket, f.max_tokens, f.max_tokens_given)
             left = remaining_s(expected, live.join.completion_tokens, tps, step)
-            if not worth_moving(left, f.prompt_tokens, live.join.completion_tokens, prefill):
+            budget = f.max_tokens - live.join.completion_tokens if f.max_tokens_given else None
+            if (budget is not None and budget < 2) or \
+                    not worth_moving(left, f.prompt_tokens, live.join.completion_tokens, prefill):
                 self.metrics.counted(self.metrics.migrations, "not_worth").inc()
                 continue
             live.move_to, live.moved_at = to, now
@@ -169,6 +171,8 @@ class Migrator:
             error = await self._parts(live, relay, first)
         finally:
             group.discard(live)
+            if live.resp is not resp:  # a resumed response is ours to close (the proxy closes the first)
+                live.resp.close()
             if live.backend is not backend:  # the proxy releases the backend it acquired
                 self.pool.release(live.backend)
                 self.pool.acquire(backend)
@@ -212,21 +216,12 @@ class Migrator:
         leaving = live.backend
         members = self.pool.groups.get(leaving.group, [])
         arriving = [b for b in members if b.role == to and b.routable(time.monotonic())]
-        assert self.client is not None
         for backend in [*arriving, leaving]:
             headers = ctx.headers if backend.auth is None else {**ctx.headers, "Authorization": backend.auth}
-            try:
-                async with asyncio.timeout(ctx.first_byte_timeout_s):
-                    resp = await self.client.post(backend.url, ctx.endpoint, payload, headers)
-                    if resp.status != 200:
-                        resp.close()
-                        continue
-                    first = await resp.content.readany()
-            except (*CLIENT_ERRORS, TimeoutError):
+            answered = await self._first_bytes(backend, ctx, payload, headers)
+            if answered is None:
                 continue
-            if not first:
-                resp.close()
-                continue
+            resp, first = answered
             self.pool.release(live.backend)
             self.pool.acquire(backend, ctx.routed.features.prompt_tokens + join.tokens)
             live.backend, live.resp = backend, resp
@@ -237,4 +232,24 @@ class Migrator:
             log_event(log, logging.INFO, "request_moved", id=ctx.request_id, to=backend.name, role=backend.role,
                       tokens=join.tokens, chars=len(join.text))
             return first
+        return None
+
+    async def _first_bytes(self, backend: Backend, ctx: Context, payload: bytes,
+                           headers: dict[str, str]) -> tuple[aiohttp.ClientResponse, bytes] | None:
+        """The resumed request's response and first bytes from `backend`, or None when it does not answer 200."""
+        assert self.client is not None
+        resp: aiohttp.ClientResponse | None = None
+        try:
+            async with asyncio.timeout(ctx.first_byte_timeout_s):
+                resp = await self.client.post(backend.url, ctx.endpoint, payload, headers)
+                if resp.status == 200 and (first := await resp.content.readany()):
+                    return resp, first
+        except (*CLIENT_ERRORS, TimeoutError):
+            pass
+        except BaseException:
+            if resp is not None:
+                resp.close()
+            raise
+        if resp is not None:
+            resp.close()
         return None

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
 from gateway.bench.kit.inproc import RunningGateway, until
+from gateway.bench.kit.procs import free_port
 from gateway.core.migration import SeamCut, StreamJoin, not_movable, resume_body, worth_moving
 from gateway.emulator import EmulatedPair
 from gateway.state import AppState
@@ -305,4 +306,80 @@ async def test_requests_that_cannot_resume_are_never_moved(gateway_factory: Call
         chunks, _ = await run
         assert _migrations(gw) == 0 and _migrations(gw, "not_worth") == 0
         assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+        await client.close()
+
+
+async def test_a_migration_heavy_run_loses_nothing(gateway_factory: Callable[..., Any]) -> None:
+    """Sixteen streams, chat and completions, while the GPU's regime flips every 40 ms until they end: every stream
+    parses with the SDK and reads as the answer the request gets when it never moves."""
+    n = 16
+    async with EmulatedPair(profile="h200-ngram", time_scale=SCALE) as pair:
+        pair.register_references({f"h{i}": reference(i, 120 + 10 * i) for i in range(n)})
+        gw = await _pair_gateway(gateway_factory, pair)
+        client = _client(gw)
+
+        async def one(i: int) -> tuple[str, str | None, Any, str]:
+            head = {"x-request-id": f"h{i}"}
+            usage: Any = {"include_usage": True} if i % 2 else openai.NOT_GIVEN
+            if i % 3:
+                chat = await client.chat.completions.create(
+                    model="specgate-emu", messages=[{"role": "user", "content": f"Notes {i}."}], temperature=0,
+                    max_tokens=500, stream=True, extra_headers=head, stream_options=usage)
+                chunks = [c async for c in chat]
+                text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+            else:
+                done = await client.completions.create(model="specgate-emu", prompt=f"Notes {i}:\n", max_tokens=500,
+                                                       temperature=0, stream=True, extra_headers=head,
+                                                       stream_options=usage)
+                chunks = [c async for c in done]
+                text = "".join(c.choices[0].text for c in chunks if c.choices)
+            finishes = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+            assert len(finishes) == 1 and len({c.id for c in chunks}) == 1
+            return text, finishes[0], chunks[-1].usage, chunks[0].id
+
+        runs = asyncio.gather(*(one(i) for i in range(n)))
+        role = "baseline"
+        while not runs.done():
+            await asyncio.sleep(0.04)
+            role = "speculative" if role == "baseline" else "baseline"
+            _switch(gw, role)
+        results = await runs
+        direct = openai.AsyncOpenAI(base_url=pair.baseline_url + "/v1", api_key="x", max_retries=0, timeout=60)
+        for i, (text, finish, usage, _) in enumerate(results):
+            assert text == reference(i, 120 + 10 * i) and finish == "stop"
+            if i % 2:
+                head = {"x-request-id": f"h{i}"}
+                alone = (await direct.chat.completions.create(
+                    model="specgate-emu", messages=[{"role": "user", "content": f"Notes {i}."}], temperature=0,
+                    max_tokens=500, extra_headers=head) if i % 3 else
+                    await direct.completions.create(model="specgate-emu", prompt=f"Notes {i}:\n", max_tokens=500,
+                                                    temperature=0, extra_headers=head))
+                assert alone.usage is not None and usage is not None
+                assert (usage.prompt_tokens, usage.completion_tokens) == (alone.usage.prompt_tokens,
+                                                                          alone.usage.completion_tokens)
+            else:
+                assert usage is None  # the client did not ask for usage: none of the gateway's own reaches it
+        assert _migrations(gw) >= n and _migrations(gw, "resume_failed") == 0
+        await direct.close()
+        await client.close()
+
+
+async def test_a_request_the_arriving_server_cannot_take_resumes_where_it_was(
+        gateway_factory: Callable[..., Any]) -> None:
+    closed = free_port()  # nothing listens there
+    async with EmulatedPair(profile="h200-ngram", time_scale=SCALE) as pair:
+        pair.register_references({"r": reference(5)})
+        gw: RunningGateway = await gateway_factory(
+            backends=[f"baseline={pair.baseline_url}@gpu", f"speculative=http://127.0.0.1:{closed}@gpu"],
+            policy="baseline", migration=True)
+        client = _client(gw)
+        started = asyncio.Event()
+        run = asyncio.create_task(_chat_stream(client, "r", started))
+        await asyncio.wait_for(started.wait(), 30)
+        state = gw.app[AppState.key]
+        state.router.import_regimes({"gpu": "speculative"})
+        assert state.proxy.migrator is not None
+        state.proxy.migrator.switched()
+        _, text = await run
+        assert text == reference(5) and _migrations(gw, "resume_on_leaving") == 1 and _migrations(gw) == 0
         await client.close()

@@ -321,6 +321,7 @@ async def test_a_migration_heavy_run_loses_nothing(gateway_factory: Callable[...
         async def one(i: int) -> tuple[str, str | None, Any, str]:
             head = {"x-request-id": f"h{i}"}
             usage: Any = {"include_usage": True} if i % 2 else openai.NOT_GIVEN
+            chunks: list[Any]
             if i % 3:
                 chat = await client.chat.completions.create(
                     model="specgate-emu", messages=[{"role": "user", "content": f"Notes {i}."}], temperature=0,

@@ -24,7 +24,15 @@ from gateway.backends import Backend, BackendPool
 from gateway.context import Context
 from gateway.core.costmodel import Role
 from gateway.core.learner import Learner
-from gateway.core.migration import StreamJoin, not_movable, remaining_s, resume_body, stop_strings, worth_moving
+from gateway.core.migration import (
+    StreamJoin,
+    joined_answer,
+    not_movable,
+    remaining_s,
+    resume_body,
+    stop_strings,
+    worth_moving,
+)
 from gateway.core.protocol import CHAT
 from gateway.logevents import log_event
 from gateway.metrics import Metrics
@@ -58,8 +66,9 @@ class Live:
 class JoinRelay(Relay):
     """The client side of a movable stream: whole events only, each passed through the joiner."""
 
-    def __init__(self, out: web.StreamResponse, join: StreamJoin) -> None:
-        super().__init__(out, SseTap(strip_usage=False, chat=join.chat))
+    def __init__(self, out: web.StreamResponse | None, join: StreamJoin) -> None:
+        """`out` None: a non-streamed request's parts, joined and not written anywhere."""
+        super().__init__(out, SseTap(strip_usage=False, chat=join.chat))  # type: ignore[arg-type]
         self.join = join
         self.buf = bytearray()
         self.done = False
@@ -95,6 +104,8 @@ class JoinRelay(Relay):
     async def _write(self, data: bytes) -> None:
         if self.first_write is None:
             self.first_write = time.monotonic()
+        if self.out is None:
+            return
         await self.out.write(data)
         self.last_out = data
 
@@ -141,8 +152,9 @@ class Migrator:
             live.resp.close()  # vLLM aborts the request; the stream's task resumes it on `to`
 
     def prepare(self, ctx: Context) -> None:
-        """Mark a stream to a shared GPU that may move on a switch; its upstream is asked for usage on every chunk
-        (the tokens so far, which the resume's `max_tokens` and the joined usage need)."""
+        """Mark a request to a shared GPU that may move on a switch. Its upstream is asked for a stream (a
+        non-streamed request too: the gateway joins its answer) with usage on every chunk (the tokens so far, which
+        the resume's `max_tokens` and the joined usage need)."""
         backend = self.pool.by_name(ctx.routed.decision.backend, time.monotonic())
         if backend is None or backend.group not in self.router.regimes:
             return
@@ -151,22 +163,41 @@ class Migrator:
             return
         ctx.movable = body
         options = body.get("stream_options")
-        ctx.payload = orjson.dumps({**body, "stream_options": {**(options if isinstance(options, dict) else {}),
-                                                               "include_usage": True, "continuous_usage_stats": True}})
+        ctx.payload = orjson.dumps({**body, "stream": True, "stream_options": {
+            **(options if isinstance(options, dict) else {}), "include_usage": True, "continuous_usage_stats": True}})
 
-    async def stream(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
-                     out: web.StreamResponse, outcome: Outcome) -> str | None:
-        """Relay a movable stream to its end, moving it on switches; the error that ended it, if any."""
+    async def collect(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
+                      outcome: Outcome) -> tuple[str | None, bytes]:
+        """A movable non-streamed request: its upstream stream joined into one answer (moving it on switches); the
+        error that ended it, if any, and the answer's JSON."""
+        body = ctx.movable
+        assert body is not None
+        join = self._join(ctx, body, client_usage=True, continuous=False)
+        relay = JoinRelay(None, join)
+        error = await self.stream(ctx, backend, resp, first, relay, outcome)
+        return error, orjson.dumps(joined_answer(join))
+
+    def relay(self, ctx: Context, out: web.StreamResponse) -> JoinRelay:
+        """The client side of a movable stream."""
         body = ctx.movable
         assert body is not None
         options = body.get("stream_options")
         continuous = isinstance(options, dict) and bool(options.get("continuous_usage_stats"))
-        join = StreamJoin(ctx.endpoint == CHAT, not ctx.strip_usage, continuous,
-                          stop_strings(body), bool(body.get("include_stop_str_in_output")))
+        return JoinRelay(out, self._join(ctx, body, not ctx.strip_usage, continuous))
+
+    @staticmethod
+    def _join(ctx: Context, body: dict[str, Any], client_usage: bool, continuous: bool) -> StreamJoin:
+        return StreamJoin(ctx.endpoint == CHAT, client_usage, continuous, stop_strings(body),
+                          bool(body.get("include_stop_str_in_output")))
+
+    async def stream(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
+                     relay: JoinRelay, outcome: Outcome) -> str | None:
+        """Relay a movable stream to its end, moving it on switches; the error that ended it, if any."""
+        body, join = ctx.movable, relay.join
+        assert body is not None
         live = Live(ctx, body, join, backend, resp)
         group = self.live.setdefault(backend.group, set())
         group.add(live)
-        relay = JoinRelay(out, join)
         try:
             error = await self._parts(live, relay, first)
         finally:

@@ -99,8 +99,7 @@ class Proxy:
                       raw if changed is None else changed, headers, first_byte_timeout(self.settings, view))
         if self.migrator is not None:
             self.migrator.switched()  # a switch this decision made moves the leaving server's streams
-            if view.stream:
-                self.migrator.prepare(ctx)
+            self.migrator.prepare(ctx)
         return await self._with_failover(ctx)
 
     async def _with_failover(self, ctx: Context) -> web.StreamResponse:
@@ -211,6 +210,10 @@ class Proxy:
                 if 300 <= resp.status < 400:
                     raise UpstreamFailure("protocol", f"upstream answered a redirect ({resp.status}); not followed",
                                           suspect=True)
+                if resp.status == 200 and ctx.movable is not None and not ctx.stream:  # streamed upstream, joined
+                    first = await _readany_or_fail(resp)
+                    deadline.reschedule(None)
+                    return await self._join_answer(ctx, backend, resp, first, outcome)
                 if ctx.stream and resp.status == 200:
                     first = await _readany_or_fail(resp)
                     if not first:
@@ -300,6 +303,21 @@ class Proxy:
         return out
 
 
+    async def _join_answer(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
+                           outcome: Outcome) -> web.Response:
+        """A movable non-streamed request: its answer joined from the upstream stream (`gateway.migrate`)."""
+        assert self.migrator is not None
+        self.migrator.client = self.client
+        outcome.ttft_s = time.perf_counter() - ctx.t0
+        error, data = await self.migrator.collect(ctx, backend, resp, first, outcome)
+        if error is not None:  # nothing reached the client yet: the request is tried again
+            raise UpstreamFailure("midstream", error, suspect=True)
+        outcome.status = "200"
+        self.pool.record_success(backend)
+        headers = self._headers(ctx, backend)
+        headers["Content-Type"] = "application/json"
+        return web.Response(status=200, body=data, headers=headers)
+
     async def _relay_movable(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
                              outcome: Outcome, out: web.StreamResponse) -> web.StreamResponse:
         """A stream that may move to the other server of its GPU on a switch (`gateway.migrate`)."""
@@ -309,7 +327,7 @@ class Proxy:
         assert task is not None
         self._streams.add(task)
         try:
-            error = await self.migrator.stream(ctx, backend, resp, first, out, outcome)
+            error = await self.migrator.stream(ctx, backend, resp, first, self.migrator.relay(ctx, out), outcome)
         except asyncio.CancelledError:
             if self.stopping:
                 with contextlib.suppress(Exception):

@@ -17,7 +17,7 @@ from prometheus_client import CollectorRegistry
 
 from gateway.bench.kit.inproc import RunningGateway, until
 from gateway.bench.kit.procs import free_port
-from gateway.core.migration import SeamCut, StreamJoin, not_movable, resume_body, worth_moving
+from gateway.core.migration import SeamCut, StreamJoin, joined_answer, not_movable, resume_body, worth_moving
 from gateway.emulator import EmulatedPair
 from gateway.state import AppState
 
@@ -39,7 +39,7 @@ CHAT_BODY: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "conten
 
 @pytest.mark.parametrize(("extra", "reason"), [
     ({}, None),
-    ({"stream": False}, "not_streamed"),
+    ({"stream": False}, None),  # streamed upstream, joined by the gateway
     ({"n": 2}, "n"),
     ({"best_of": 3}, "n"),
     ({"echo": True}, "echo"),
@@ -149,6 +149,22 @@ def test_the_joined_text_is_the_parts_concatenated(pieces: list[str], data: st.D
     assert relayed[-1]["usage"] == {"prompt_tokens": 10, "completion_tokens": len(pieces),
                                     "total_tokens": 10 + len(pieces)}
     assert all("usage" not in e for e in relayed[:-1])
+
+
+@pytest.mark.parametrize(("include", "content"), [(False, "say "), (True, "say foo")])
+def test_a_non_streamed_answer_cut_at_a_stop_across_the_seam_loses_the_whole_stop(include: bool,
+                                                                                   content: str) -> None:
+    join = StreamJoin(chat=True, client_usage=True, client_continuous=False, stops=("foo",), include_stop=include)
+    join.event(_chunk("a", "", role=True, tokens=0))
+    join.event(_chunk("a", "say fo", tokens=2))
+    join.seam()
+    join.event(_chunk("b", "", role=True, tokens=0))
+    join.event(_chunk("b", "o bar", tokens=2))
+    answer = joined_answer(join)
+    assert answer["choices"][0]["message"]["content"] == content
+    assert answer["choices"][0]["finish_reason"] == "stop" and answer["choices"][0]["stop_reason"] == "foo"
+    assert answer["id"] == "a" and answer["usage"] == {"prompt_tokens": 10, "completion_tokens": 4,
+                                                       "total_tokens": 14}
 
 
 # --- through the gateway
@@ -383,4 +399,39 @@ async def test_a_request_the_arriving_server_cannot_take_resumes_where_it_was(
         state.proxy.migrator.switched()
         _, text = await run
         assert text == reference(5) and _migrations(gw, "resume_on_leaving") == 1 and _migrations(gw) == 0
+        await client.close()
+
+
+async def test_non_streamed_answers_are_joined_the_same_way(gateway_factory: Callable[..., Any]) -> None:
+    """A non-streamed request is streamed upstream while it may move; the answer the client gets is the one the
+    request gets when it never moves: the same text, finish_reason and usage."""
+    async with EmulatedPair(profile="h200-ngram", time_scale=SCALE) as pair:
+        pair.register_references({"n0": reference(7), "n1": reference(8)})
+        gw = await _pair_gateway(gateway_factory, pair)
+        migrator = gw.app[AppState.key].proxy.migrator
+        assert migrator is not None
+        client = _client(gw)
+        chat = asyncio.create_task(client.chat.completions.create(
+            model="specgate-emu", messages=[{"role": "user", "content": "Notes."}], temperature=0, max_tokens=400,
+            extra_headers={"x-request-id": "n0"}))
+        done = asyncio.create_task(client.completions.create(
+            model="specgate-emu", prompt="Notes:\n", temperature=0, max_tokens=400,
+            extra_headers={"x-request-id": "n1"}))
+        await until(lambda: len(migrator.live[GROUP]) == 2 and all(len(x.join.text) > 30 for x in migrator.live[GROUP]))
+        _switch(gw, "speculative")
+        moved_chat, moved_completion = await chat, await done
+        assert _migrations(gw) == 2
+        direct = openai.AsyncOpenAI(base_url=pair.baseline_url + "/v1", api_key="x", max_retries=0, timeout=60)
+        alone_chat = await direct.chat.completions.create(
+            model="specgate-emu", messages=[{"role": "user", "content": "Notes."}], temperature=0, max_tokens=400,
+            extra_headers={"x-request-id": "n0"})
+        alone_completion = await direct.completions.create(
+            model="specgate-emu", prompt="Notes:\n", temperature=0, max_tokens=400,
+            extra_headers={"x-request-id": "n1"})
+        assert moved_chat.choices[0].message.content == alone_chat.choices[0].message.content == reference(7)
+        assert moved_completion.choices[0].text == alone_completion.choices[0].text == reference(8)
+        assert moved_chat.choices[0].finish_reason == moved_completion.choices[0].finish_reason == "stop"
+        assert moved_chat.usage == alone_chat.usage and moved_completion.usage == alone_completion.usage
+        assert moved_chat.object == "chat.completion" and moved_chat.id.startswith("chatcmpl")
+        await direct.close()
         await client.close()

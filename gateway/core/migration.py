@@ -22,8 +22,6 @@ STRUCTURED_FORMATS = frozenset({"json_schema", "json_object", "structural_tag", 
 
 def not_movable(chat: bool, body: Mapping[str, Any]) -> str | None:
     """Why a request cannot resume faithfully from its text (a short stable token), or None when it can."""
-    if body.get("stream") is not True:
-        return "not_streamed"  # no partial text to resume from until the whole answer is back
     if body.get("n", 1) not in (1, None) or body.get("best_of") not in (None, 1):
         return "n"
     if body.get("echo"):
@@ -108,6 +106,7 @@ class SeamCut:
     include: bool = False
     emitted: int = -1  # ... and how much of `joined` has been relayed (set from `joined` at the start)
     seam: int = -1
+    before_seam: int = 0  # of the stop string that ended the answer: the characters relayed before the seam
 
     def __post_init__(self) -> None:
         longest = max((len(s) for s in self.stops), default=1)
@@ -124,6 +123,7 @@ class SeamCut:
             if i >= 0 and (hit is None or i < hit[0]):
                 hit = (i, s)
         if hit is not None:
+            self.before_seam = max(self.seam - hit[0], 0)
             cut = max(hit[0] + len(hit[1]) if self.include else hit[0], self.emitted)
             out = self.joined[self.emitted:cut]
             self.emitted = cut
@@ -167,7 +167,9 @@ class StreamJoin:
     part_tokens: int = 0  # ... and of the current part, from its continuous usage
     prompt_tokens: int | None = None  # the original prompt's, from the first part
     part: int = 0
-    finished: bool = False  # a finish_reason has been relayed
+    finished: bool = False  # a finish_reason has been relayed ...
+    finish_reason: str | None = None  # ... this one, with this stop_reason
+    stop_reason: Any = None
     stopped: str | None = None  # the stop string the joiner cut the answer at
     usage_sent: bool = False
     content_events: int = 0
@@ -255,7 +257,8 @@ class StreamJoin:
             if content:
                 self.content_events += 1
         if finish is not None:
-            self.finished = True
+            self.finished, self.finish_reason = True, finish
+            self.stop_reason = self.stopped if self.stopped is not None else choice.get("stop_reason")
         return [obj]
 
     def closing(self) -> list[dict[str, Any]]:
@@ -265,3 +268,23 @@ class StreamJoin:
         self.usage_sent = True
         return [{**self.ident, "object": "chat.completion.chunk" if self.chat else "text_completion",
                  "choices": [], "usage": self.usage()}]
+
+
+def joined_answer(join: StreamJoin) -> dict[str, Any]:
+    """A non-streamed answer from its joined parts, in vLLM's shape. A stop string that straddles a seam is cut
+    from its start here (nothing had reached the client), unless `include_stop_str_in_output`."""
+    text = join.text
+    if join.stopped is not None and join.cut is not None and not join.include_stop and join.cut.before_seam:
+        text = text[:len(text) - join.cut.before_seam]
+    ident = join.ident or {}
+    if join.chat:
+        message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None, "annotations": None,
+                                   "audio": None, "function_call": None, "tool_calls": [], "reasoning_content": None}
+        choice: dict[str, Any] = {"index": 0, "message": message, "logprobs": None,
+                                  "finish_reason": join.finish_reason, "stop_reason": join.stop_reason}
+    else:
+        choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": join.finish_reason,
+                  "stop_reason": join.stop_reason, "prompt_logprobs": None}
+    return {"id": ident.get("id"), "object": "chat.completion" if join.chat else "text_completion",
+            "created": ident.get("created"), "model": ident.get("model"), "choices": [choice], "usage": join.usage(),
+            "prompt_logprobs": None, "kv_transfer_params": None}

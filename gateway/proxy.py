@@ -308,8 +308,8 @@ class Proxy:
         """A movable non-streamed request: its answer joined from the upstream stream (`gateway.migrate`)."""
         assert self.migrator is not None
         self.migrator.client = self.client
-        outcome.ttft_s = time.perf_counter() - ctx.t0
         error, data = await self.migrator.collect(ctx, backend, resp, first, outcome)
+        outcome.ttft_s = time.perf_counter() - ctx.t0  # as for any non-streamed answer: when the whole answer came
         if error is not None:  # nothing reached the client yet: the request is tried again
             raise UpstreamFailure("midstream", error, suspect=True)
         outcome.status = "200"

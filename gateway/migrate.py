@@ -72,7 +72,6 @@ class JoinRelay(Relay):
         self.join = join
         self.buf = bytearray()
         self.done = False
-        self.first_write: float | None = None  # when the current part first wrote to the client
 
     async def send(self, chunk: bytes) -> None:
         self.buf += chunk
@@ -102,8 +101,6 @@ class JoinRelay(Relay):
             raise Stopped
 
     async def _write(self, data: bytes) -> None:
-        if self.first_write is None:
-            self.first_write = time.monotonic()
         if self.out is None:
             return
         await self.out.write(data)
@@ -232,8 +229,7 @@ class Migrator:
                 self.metrics.counted(self.metrics.migrations, "resume_failed").inc()
                 return "upstream stream ended and the request could not be resumed"
             first = resumed
-            relay.buf.clear()
-            relay.first_write = None
+            relay.buf.clear()  # half an event of the part that was cut: never relayed, never resumed from
             live.move_to = None
 
     async def _resume(self, live: Live, to: Role) -> bytes | None:

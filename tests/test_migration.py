@@ -17,7 +17,15 @@ from prometheus_client import CollectorRegistry
 
 from gateway.bench.kit.inproc import RunningGateway, until
 from gateway.bench.kit.procs import free_port
-from gateway.core.migration import SeamCut, StreamJoin, joined_answer, not_movable, resume_body, worth_moving
+from gateway.core.migration import (
+    SeamCut,
+    StreamJoin,
+    joined_answer,
+    not_movable,
+    remaining_s,
+    resume_body,
+    worth_moving,
+)
 from gateway.emulator import EmulatedPair
 from gateway.state import AppState
 
@@ -79,6 +87,13 @@ def test_a_resume_continues_the_answer_with_the_tokens_left() -> None:
     done = resume_body(False, {"prompt": "Q: ", "max_completion_tokens": 5}, "A b", 3)
     assert done is not None and done["prompt"] == "Q: A b" and done["max_completion_tokens"] == 2
     assert resume_body(False, {"prompt": "Q: ", "max_tokens": 3}, "A b c", 3) is None  # nothing left to resume
+
+
+@pytest.mark.parametrize(("expected", "generated", "tps", "left"), [
+    (200.0, 50, 1.0, 1.5), (200.0, 50, 3.0, 0.5), (200.0, 250, 1.0, 0.2), (0.0, 10, 1.0, 0.0)])
+def test_the_remaining_time_is_the_tokens_left_at_the_servers_pace(expected: float, generated: int, tps: float,
+                                                                     left: float) -> None:
+    assert remaining_s(expected, generated, tps, 0.01) == pytest.approx(left)
 
 
 @pytest.mark.parametrize(("remaining", "prompt", "generated", "moves"), [

@@ -342,53 +342,59 @@ async def test_requests_that_cannot_resume_are_never_moved(gateway_factory: Call
 
 async def test_a_migration_heavy_run_loses_nothing(gateway_factory: Callable[..., Any]) -> None:
     """Sixteen streams, chat and completions, while the GPU's regime flips every 40 ms until they end: every stream
-    parses with the SDK and reads as the answer the request gets when it never moves."""
+    parses with the SDK and reads as the answer the request gets when it never moves (text, finish_reason, usage).
+    The completions stop at `max_tokens` inside their reference, and the flips start once every stream has 8
+    characters: the emulator recognises a resumed completion by the reference's start at the end of its prompt (at
+    least 8 characters, and not the whole reference, which reads as a request to copy it)."""
     n = 16
     async with EmulatedPair(profile="h200-ngram", time_scale=SCALE) as pair:
         pair.register_references({f"h{i}": reference(i, 120 + 10 * i) for i in range(n)})
         gw = await _pair_gateway(gateway_factory, pair)
+        migrator = gw.app[AppState.key].proxy.migrator
+        assert migrator is not None
         client = _client(gw)
+        direct = openai.AsyncOpenAI(base_url=pair.baseline_url + "/v1", api_key="x", max_retries=0, timeout=60)
 
-        async def one(i: int) -> tuple[str, str | None, Any, str]:
+        async def one(i: int, api: openai.AsyncOpenAI, stream: bool) -> tuple[str, str | None, Any]:
             head = {"x-request-id": f"h{i}"}
-            usage: Any = {"include_usage": True} if i % 2 else openai.NOT_GIVEN
-            chunks: list[Any]
+            usage: Any = {"include_usage": True} if i % 2 and stream else openai.NOT_GIVEN
             if i % 3:
-                chat = await client.chat.completions.create(
+                chat: Any = await api.chat.completions.create(
                     model="specgate-emu", messages=[{"role": "user", "content": f"Notes {i}."}], temperature=0,
-                    max_tokens=500, stream=True, extra_headers=head, stream_options=usage)
-                chunks = [c async for c in chat]
+                    max_tokens=500, stream=stream, extra_headers=head, stream_options=usage)
+                if not stream:
+                    return chat.choices[0].message.content or "", chat.choices[0].finish_reason, chat.usage
+                chunks: list[Any] = [c async for c in chat]
                 text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
             else:
-                done = await client.completions.create(model="specgate-emu", prompt=f"Notes {i}:\n", max_tokens=500,
-                                                       temperature=0, stream=True, extra_headers=head,
-                                                       stream_options=usage)
+                done: Any = await api.completions.create(model="specgate-emu", prompt=f"Notes {i}:\n", max_tokens=60,
+                                                    temperature=0, stream=stream, extra_headers=head,
+                                                    stream_options=usage)
+                if not stream:
+                    return done.choices[0].text, done.choices[0].finish_reason, done.usage
                 chunks = [c async for c in done]
                 text = "".join(c.choices[0].text for c in chunks if c.choices)
             finishes = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
             assert len(finishes) == 1 and len({c.id for c in chunks}) == 1
-            return text, finishes[0], chunks[-1].usage, chunks[0].id
+            return text, finishes[0], chunks[-1].usage
 
-        runs = asyncio.gather(*(one(i) for i in range(n)))
+        runs = asyncio.gather(*(one(i, client, True) for i in range(n)))
+        await until(lambda: len(migrator.live[GROUP]) == n and all(len(x.join.text) >= 8 for x in migrator.live[GROUP]))
         role = "baseline"
         while not runs.done():
-            await asyncio.sleep(0.04)
             role = "speculative" if role == "baseline" else "baseline"
             _switch(gw, role)
+            await asyncio.sleep(0.04)
         results = await runs
-        direct = openai.AsyncOpenAI(base_url=pair.baseline_url + "/v1", api_key="x", max_retries=0, timeout=60)
-        for i, (text, finish, usage, _) in enumerate(results):
-            assert text == reference(i, 120 + 10 * i) and finish == "stop"
+        for i, (text, finish, usage) in enumerate(results):
+            alone_text, alone_finish, alone_usage = await one(i, direct, False)
+            assert (text, finish) == (alone_text, alone_finish)
+            if i % 3:
+                assert text == reference(i, 120 + 10 * i)
             if i % 2:
-                head = {"x-request-id": f"h{i}"}
-                alone = (await direct.chat.completions.create(
-                    model="specgate-emu", messages=[{"role": "user", "content": f"Notes {i}."}], temperature=0,
-                    max_tokens=500, extra_headers=head) if i % 3 else
-                    await direct.completions.create(model="specgate-emu", prompt=f"Notes {i}:\n", max_tokens=500,
-                                                    temperature=0, extra_headers=head))
-                assert alone.usage is not None and usage is not None
-                assert (usage.prompt_tokens, usage.completion_tokens) == (alone.usage.prompt_tokens,
-                                                                          alone.usage.completion_tokens)
+                assert usage is not None and alone_usage is not None
+                assert (usage.prompt_tokens, usage.completion_tokens) == (alone_usage.prompt_tokens,
+                                                                          alone_usage.completion_tokens)
             else:
                 assert usage is None  # the client did not ask for usage: none of the gateway's own reaches it
         assert _migrations(gw) >= n and _migrations(gw, "resume_failed") == 0

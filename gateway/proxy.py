@@ -302,7 +302,6 @@ class Proxy:
         await out.write_eof()
         return out
 
-
     async def _join_answer(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
                            outcome: Outcome) -> web.Response:
         """A movable non-streamed request: its answer joined from the upstream stream (`gateway.migrate`)."""

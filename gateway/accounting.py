@@ -86,7 +86,10 @@ class Accounting:
             m.observed(m.prediction_error, role).observe(abs(d.predicted_e2e_s - e2e) / max(e2e, 1e-6))
         if tokens and ctx.routed.features.n == 1 and not outcome.moves:  # a moved request ran on two servers
             self.learner.observe(Observation(
-                role=role, task_class=cls, bucket=ctx.routed.bucket, prompt_tokens=ctx.routed.features.prompt_tokens,
+                role=role, task_class=ctx.routed.learner_class or cls, bucket=ctx.routed.bucket,
+                prompt_tokens=ctx.routed.features.prompt_tokens, structured=ctx.routed.features.structured_output,
+                cached_tokens=ctx.routed.cached_tokens.get(backend.name, 0),  # what the prefix index said it held
+                family=ctx.routed.family, temperature=ctx.routed.features.temperature,
                 completion_tokens=tokens, steps=outcome.steps, ttft_s=outcome.ttft_s or e2e, e2e_s=e2e,
                 load_self=loads.load_self, co_runners=loads.co_runners, warmup=loads.warmup,
                 prefill_during_decode=loads.prefill_during_decode, prefills_during_decode=loads.prefills_during_decode,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 
+import aiohttp
 from aiohttp import web
 from prometheus_client import CollectorRegistry, disable_created_metrics
 
@@ -19,6 +20,7 @@ from gateway.logevents import log_event
 from gateway.metrics import FLUSH_INTERVAL_S, Metrics
 from gateway.proxy import Proxy
 from gateway.router import Router
+from gateway.served_models import run_refresh, session_fetch
 from gateway.settings import Settings, redact_url
 from gateway.state import AppState
 from gateway.upstream import UpstreamClient, create_session, probe_session, url_credentials
@@ -73,6 +75,7 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
         asyncio.create_task(state.pool.run_scrape(scrapes), name="specgate-scrape"),
         asyncio.create_task(_export_loop(state), name="specgate-export"),
         asyncio.create_task(_flush_loop(state), name="specgate-metrics-flush"),
+        asyncio.create_task(_models_loop(state, session), name="specgate-models"),  # served models, KV capacity
     ]
     if settings.state_file is not None:
         saver = persist.save_periodically(settings, state.learner, state.router)
@@ -102,6 +105,14 @@ async def _flush_loop(state: AppState) -> None:
     while True:
         await asyncio.sleep(FLUSH_INTERVAL_S)
         state.metrics.flush()
+
+
+def _models_loop(state: AppState, session: aiohttp.ClientSession) -> Coroutine[None, None, None]:
+    """Each backend's `/v1/models` every health interval, and its KV capacity once (`gateway.served_models`)."""
+    fleet, pool = state.router.fleet, state.pool
+    headers = {"Authorization": "Bearer " + key.get_secret_value()} if (key := state.settings.upstream_api_key) else {}
+    return run_refresh(fleet.models, lambda: [(b.name, b.url) for b in pool.backends], session_fetch(session, headers),
+                       state.settings.health_interval_s, fleet.set_capacity)
 
 
 async def _export_loop(state: AppState) -> None:

@@ -141,6 +141,10 @@ async def metrics(request: web.Request) -> web.Response:
 
 async def models(request: web.Request) -> web.Response:
     """The models all routable backends serve, merged by id."""
+    # discovered (`served_models`): every model some backend serves, as routing sees them (a model whose servers are
+    # down for now is still listed: its requests get 503, not 404)
+    if listing := request.app[AppState.key].router.fleet.models.listing():
+        return web.json_response({"object": "list", "data": listing}, dumps=_dumps)
     state = request.app[AppState.key]
     session = state.proxy.session
     assert session is not None
@@ -226,6 +230,7 @@ async def admin_state(request: web.Request) -> web.Response:
         "policy": state.settings.policy,
         "learner": state.learner.state(),
         "regimes": state.router.state(),
+        "fleet": state.router.fleet.state(),  # served models, prefix indexes (`gateway.fleet_view`)
         "backends": [
             {"name": b.name, "role": b.role, "group": b.group, "url": redact_url(b.url), "healthy": b.healthy,
              "inflight": b.inflight, "routing_load": pool.load(b, _now()),

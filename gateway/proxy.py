@@ -88,7 +88,7 @@ class Proxy:
         raw = await self.intake.read(request)
         view, changed = await self.intake.prepare(endpoint, raw)
         rid = request_id(request.headers.get("x-request-id"))
-        routed = self.router.route(view, rid)
+        routed = self.router.route(view, rid, session=request.headers.get("x-session-id"))
         if routed is None:
             raise NoBackendAvailable("No healthy backend is available.")
         d = routed.decision
@@ -112,7 +112,8 @@ class Proxy:
         last: tuple[UpstreamFailure, Backend] | None = None  # the last failure and the backend that failed
         while ctx.attempts < self.settings.max_attempts:
             preferred = None if ctx.attempts else ctx.routed.decision.backend
-            backend = self._next_backend(role, frozenset(tried), again=not suspects, preferred=preferred)
+            backend = self._next_backend(role, frozenset(tried), again=not suspects, preferred=preferred,
+                                         off=ctx.routed.off_model)  # never a backend without the model
             if backend is None:
                 break
             if ctx.attempts:
@@ -144,14 +145,15 @@ class Proxy:
         return self._exhausted(ctx, last)
 
     def _next_backend(self, role: Role, tried: frozenset[Backend], again: bool,
-                      preferred: str | None = None) -> Backend | None:
+                      preferred: str | None = None, off: frozenset[Backend] = frozenset()) -> Backend | None:
         """The decision's own backend on the first attempt; then untried backends, the same role first; then
         (unless `again` is False) any routable one."""
         now = time.monotonic()
         backend = self.pool.by_name(preferred, now) if preferred is not None else None
+        tried = tried | off if off else tried
         backend = backend or self.pool.pick(role, now, tried) or self.pool.pick(OTHER_ROLE[role], now, tried)
         if backend is None and again:
-            backend = self.pool.pick(role, now) or self.pool.pick(OTHER_ROLE[role], now)
+            backend = self.pool.pick(role, now, off) or self.pool.pick(OTHER_ROLE[role], now, off)
         return backend
 
     def _exhausted(self, ctx: Context, failed: tuple[UpstreamFailure, Backend] | None) -> web.StreamResponse:

@@ -10,38 +10,23 @@ import math
 import random
 import time
 from collections import deque
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 from gateway.backends import Backend, BackendPool
 from gateway.candidates import CandidateView
+from gateway.core import regime as rg
+from gateway.core.acceptance_cells import family_of
 from gateway.core.classify import Features, classify, features, temperature_bucket
 from gateway.core.costmodel import OTHER_ROLE, ROLES, Role
 from gateway.core.learner import Learner
 from gateway.core.policy import Decision, Estimates, PolicyInput, decide
 from gateway.core.protocol import RequestView
 from gateway.core.records import record
-from gateway.core.regime import (
-    MixSample,
-    RegimeState,
-    Running,
-    SwitchPrice,
-    capped_ratio,
-    follow_fleet,
-    leave_large_batch,
-    mix_costs,
-    mix_summary,
-    next_regime,
-    ratio_of,
-    remaining,
-    settle,
-    switch_gain,
-    switch_horizon,
-    switch_price,
-    worth_probing,
-)
+from gateway.core.regime import MixSample, RegimeState, Running, SwitchPrice
+from gateway.fleet_view import FleetView
 from gateway.logevents import log_event
 from gateway.metrics import Metrics
 from gateway.settings import Settings
@@ -68,6 +53,11 @@ class Routed:
     features: Features
     task_class: str
     bucket: str
+    # `FleetView`: backends without the model, the learner's class, cached prompt tokens, the prompt's family
+    off_model: frozenset[Backend] = frozenset()
+    learner_class: str = ""
+    cached_tokens: Mapping[str, int] = field(default_factory=dict)
+    family: int | None = None
 
 
 class _Recent(NamedTuple):
@@ -134,6 +124,9 @@ class Router:
         self._regime_views: tuple[dict[str, Role], dict[str, float], dict[str, Role]] | None = None
         self._mixed_at: dict[str, float] = {}  # when each group's mix ratio was last recomputed (monotonic)
         self.view = CandidateView(pool, self.adaptive.exception_load)
+        self.fleet = FleetView([b.name for b in pool.backends], prefix_aware=settings.prefix_aware,
+                               default_kv_tokens=settings.prefix_default_kv_tokens,
+                               max_blocks=settings.prefix_index_max_blocks, chars_per_token=settings.chars_per_token)
         # per shared group in a baseline regime: the classes whose measurement could move it (`worth_probing`)
         self.probe_worthy: dict[str, frozenset[tuple[str, str]]] = {}
         # per shared group and role: the requests sent there (a pending switch prices the leaving server's drain)
@@ -144,15 +137,17 @@ class Router:
             for group in self.regimes:
                 metrics.child(metrics.regime_switches, group)
 
-    def estimates(self, f: Features, task_class: str, bucket: str, request_id: str) -> Estimates:
+    def estimates(self, f: Features, task_class: str, bucket: str, request_id: str,
+                  family: int | None = None) -> Estimates:
         lrn = self.learner
         oracle = self.oracle.get(request_id)
         sd = 0.0
         if oracle is not None:
             output, tps = min(oracle.output_tokens, float(f.max_tokens)), oracle.tokens_per_step
         else:
-            output = lrn.output_tokens(task_class, bucket, f.max_tokens, f.max_tokens_given)
-            tps, sd = lrn.tokens_per_step_posterior(task_class, bucket)
+            output, tps, sd = lrn.per_request.for_request(  # what the request says refines its (class, bucket)'s
+                lrn.tokens_per_step_posterior(task_class, bucket), task_class, bucket, f.max_tokens,
+                f.max_tokens_given, f.prompt_tokens, f.structured_output, family, f.temperature)
         return Estimates(
             output_tokens=output,
             tokens_per_step=tps,
@@ -164,23 +159,29 @@ class Router:
             bucket_speculative_observations=lrn.bucket_speculative_observations(bucket),
         )
 
-    def route(self, view: RequestView, request_id: str, exclude: frozenset[Backend] = frozenset()) -> Routed | None:
+    def route(self, view: RequestView, request_id: str, exclude: frozenset[Backend] = frozenset(),
+              session: str | None = None) -> Routed | None:
         f = features(view, self.classifier)
         task_class = classify(f, self.classifier)
+        lclass = self.fleet.learner_class(task_class, view.model)
         bucket = temperature_bucket(f.temperature)
         policy = self.settings.policy
         needs_estimates = policy in ("adaptive", "clairvoyant")
         now = time.monotonic()
+        off = self.fleet.off_model(view.model, self.pool.backends)
         if needs_estimates:
-            self._early_regimes(f, task_class, bucket, now)
+            self._early_regimes(f, lclass, bucket, now)
         regimes, ratios, pending = self._regime_views or self._views()
-        candidates = self.view.candidates(now, exclude)
+        candidates = self.view.candidates(now, exclude | off if off else exclude)
+        session = self.fleet.session(view, session)
+        cached = self.fleet.cached(view, f.prompt_tokens, [c.name for c in candidates]) if needs_estimates else {}
+        family = family_of(view.prefix_blocks)
         inp = PolicyInput(
             features=f,
             task_class=task_class,
             bucket=bucket,
             candidates=candidates,
-            estimates=self.estimates(f, task_class, bucket, request_id) if needs_estimates else None,
+            estimates=self.estimates(f, lclass, bucket, request_id, family) if needs_estimates else None,
             regimes=regimes,
             regime_ratios=ratios,
             regime_pending=pending,
@@ -190,6 +191,7 @@ class Router:
             sample_draw=self._random(),
             turn=self._turn,
             scoring=self.view.scoring(candidates, regimes) if needs_estimates else None,
+            cached_tokens=cached, affinity=self.fleet.affinity(session),
         )
         self._turn += 1
         decision = decide(policy, inp, self.rules, self.adaptive, self.hindsight)
@@ -200,8 +202,9 @@ class Router:
             self.arrivals[chosen.group].append(now)
             self.running[chosen.group][chosen.role].append(Running(now, decision.predicted_e2e_s or 0.0))
             group_load = chosen.load + sum(load for _, load in chosen.co_runners)
-            self._note(chosen.group, _recent(f, task_class, bucket, group_load))
-        return Routed(decision, f, task_class, bucket)
+            self._note(chosen.group, _recent(f, lclass, bucket, group_load))
+        self.fleet.routed(view, session, decision.backend, cached)
+        return Routed(decision, f, task_class, bucket, off, lclass, cached, family)
 
     def _views(self) -> tuple[dict[str, Role], dict[str, float], dict[str, Role]]:
         """The regimes as the policy reads them, rebuilt only when one changes (a fleet has many groups)."""
@@ -244,15 +247,15 @@ class Router:
                                  and now - self._mixed_at.get(group, -math.inf) >= self.settings.regime_min_interval_s):
             self._mixed_at[group] = now
             mean_load = self._mean_load(group)
-            ratio = capped_ratio(self._mix_ratio(group, extra, mean_load), mean_load, self.regime_config)
-            after = leave_large_batch(next_regime(before, ratio, now, self.regime_config), mean_load, now,
+            ratio = rg.capped_ratio(self._mix_ratio(group, extra, mean_load), mean_load, self.regime_config)
+            after = rg.leave_large_batch(rg.next_regime(before, ratio, now, self.regime_config), mean_load, now,
                                       self.regime_config)
-            after = follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)
+            after = rg.follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)
         price: SwitchPrice | None = None
         if after.pending is not None:
-            horizon = switch_horizon(after, now, self.regime_config)
+            horizon = rg.switch_horizon(after, now, self.regime_config)
             price = self.prices[group] = self._price(group, after.pending, horizon, now)
-            after = settle(after, now, price, self.regime_config)
+            after = rg.settle(after, now, price, self.regime_config)
         if after != before:
             self.regimes[group] = after
             self._regime_views = None
@@ -269,12 +272,14 @@ class Router:
 
     def _price(self, group: str, to: Role, horizon: float, now: float) -> SwitchPrice:
         """The cost model's price of moving the group's GPU to `to` now (`gateway.core.regime.switch_price`)."""
-        lrn, cfg, leaving = self.learner, self.regime_config, OTHER_ROLE[to]
-        left = remaining(self.running[group][leaving], round(self._load_of_role(group, leaving)), now)
+        leaving, rate = OTHER_ROLE[to], known_rate(self.arrivals[group], now)
+        left = rg.remaining(self.running[group][leaving], round(self._load_of_role(group, leaving)), now)
         totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
-        gain = switch_gain(totals, samples, to, known_rate(self.arrivals[group], now) * horizon, cfg.switch_margin)
-        return switch_price(left, {role: lrn.step_model(role) for role in ROLES},
-                            {role: lrn.interference(role) for role in ROLES}, to, self._mean_load(group), gain)
+        gain = rg.switch_gain(totals, samples, to, rate * horizon, self.regime_config.switch_margin)
+        # the load `to` will carry: the group's arrivals times a request's cost there (Little), or the recent mean load
+        carried = max(self._mean_load(group), rate * totals[to] / samples if samples and totals[to] else 0.0)
+        models = {role: self.learner.step_model(role) for role in ROLES}
+        return rg.switch_price(left, models, rg.SWITCH_INTERFERENCE, to, carried, gain)
 
     def _mix_samples(self, group: str, extra: _Recent | None = None) -> list[MixSample]:
         return self._mix_window(group, extra)[0]
@@ -325,17 +330,17 @@ class Router:
         samples, keys, known = self._mix_window(group, extra)
         models = {role: lrn.step_model(role) for role in ROLES}
         w = self.regime_config.externality_weight
-        totals = mix_costs(samples, models, {role: lrn.prefill_s_per_token(role) for role in ROLES}, w)
+        totals = rg.mix_costs(samples, models, {role: lrn.prefill_s_per_token(role) for role in ROLES}, w)
         self._totals[group] = (totals, len(samples))
         if self.regimes[group].role == "baseline" and mean_load <= self.regime_config.speculation_max_load:
             hope_sd = self.adaptive.explore_hope_sd
-            self.probe_worthy[group] = worth_probing(
+            self.probe_worthy[group] = rg.worth_probing(
                 samples, [(k[0], k[1]) for k in keys], {(k[0], k[1]): mean + hope_sd * sd for k, (_, mean, sd)
                                                         in known.items()},
                 models, totals, w, 1.0 + self.regime_config.switch_margin)
         else:  # nothing to gate: no probes go to a speculative regime's GPU, and a large batch gets none anyway
             self.probe_worthy.pop(group, None)
-        return ratio_of(totals) if samples else None
+        return rg.ratio_of(totals) if samples else None
 
     def _mean_load(self, group: str) -> float:
         loads = [r.load for r in self.recent[group]]
@@ -391,5 +396,5 @@ class Router:
     def _mix_summary(self, group: str) -> dict[str, float] | None:
         """What the group's mix ratio is computed from (`gateway.core.regime.mix_summary`)."""
         lrn, w = self.learner, self.regime_config.externality_weight
-        return mix_summary(self._mix_samples(group), {role: lrn.step_model(role) for role in ROLES},
+        return rg.mix_summary(self._mix_samples(group), {role: lrn.step_model(role) for role in ROLES},
                            {role: lrn.prefill_s_per_token(role) for role in ROLES}, w)

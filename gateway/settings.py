@@ -103,6 +103,12 @@ class Settings(BaseSettings):
     prior_interference_speculative: float = Field(1.0, ge=0.0, le=1.2, description="prior share of a baseline step a speculative step waits for (H200: ~0-1.1)")
     prior_prefill_s_per_token: float = Field(0.00004, description="prior prefill time per prompt token (s)")
 
+    # --- fleet: models and prefix caches (`gateway/fleet_view.py`)
+    prefix_aware: bool = Field(True, description="adaptive on a fleet: predict each backend's prefill on the prompt tokens it has not likely cached (an approximate index of the prompts sent to it, sized from its KV capacity)")
+    prefix_index_max_blocks: int = Field(65536, ge=1, description="per backend, the most 64-character prompt blocks its prefix index holds (bounded memory, whatever the traffic)")
+    prefix_default_kv_tokens: int = Field(262144, ge=1, description="a backend's KV capacity in tokens until its `vllm:cache_config_info` says (num_gpu_blocks x block_size)")
+    session_affinity_tie: float = Field(0.02, ge=0.0, description="a client session's (`x-session-id` header, else `user`) last backend is chosen when predicted within this share of the cheapest of its role")
+
     # --- learned state across restarts and replicas
     state_file: Path | None = Field(None, description="learned state: read at start, written periodically and on shutdown (atomic); unusable files are logged and ignored")
     state_save_interval_s: float = Field(30.0, gt=0.0, description="period of writing SPECGATE_STATE_FILE")
@@ -273,7 +279,7 @@ class Settings(BaseSettings):
             explore_hope_sd=self.explore_hope_sd,
             exception_load=self.regime_exception_load, exception_margin=self.regime_exception_margin,
             exception_arrivals=self.regime_exception_arrivals, probe_max_load=self.regime_speculation_max_load,
-            thompson=self.thompson_sampling)
+            thompson=self.thompson_sampling, affinity_tie=self.session_affinity_tie)
 
     def regime_config(self) -> RegimeConfig:
         return RegimeConfig(self.regime_switch_margin, self.regime_min_dwell_s, self.externality_weight,

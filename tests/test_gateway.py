@@ -230,7 +230,7 @@ async def test_client_disconnect_aborts_upstream(gateway_factory: GatewayFactory
 
 
 async def test_models_merged_and_passthrough(gateway_factory: GatewayFactory) -> None:
-    a, b, c = FakeBackend(model="m1"), FakeBackend(model="m1"), FakeBackend(model="m2")
+    a, b, c = (FakeBackend(model=name, aliases=()) for name in ("m1", "m1", "m2"))
     for f in (a, b, c):
         await f.start()
     try:

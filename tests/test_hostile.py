@@ -43,8 +43,9 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 class Upstream:
     """A vLLM-shaped upstream whose completion (and any other path) is whatever the test says."""
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler, models: bool = False) -> None:
         self.handler = handler
+        self.models = models  # whether the handler also answers GET /v1/models (the gateway's discovery polls it)
         self.paths: list[str] = []
         self.url = ""
         self._runner: web.AppRunner | None = None
@@ -57,6 +58,8 @@ class Upstream:
         app = web.Application()
         app.router.add_get("/health", _health)
         app.router.add_get("/metrics", _health)
+        if not self.models:
+            app.router.add_get("/v1/models", _no_models)
         app.router.add_route("*", "/{tail:.*}", self._any)
         self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
         await self._runner.setup()
@@ -70,6 +73,10 @@ class Upstream:
             await self._runner.cleanup()
 
 
+async def _no_models(request: web.Request) -> web.Response:
+    return web.Response(status=404)
+
+
 async def _health(request: web.Request) -> web.Response:
     return web.Response(text="")
 
@@ -79,11 +86,11 @@ async def _empty_json(request: web.Request) -> web.Response:
 
 
 @pytest.fixture
-async def upstreams() -> AsyncIterator[Callable[[Handler], Awaitable[Upstream]]]:
+async def upstreams() -> AsyncIterator[Callable[..., Awaitable[Upstream]]]:
     started: list[Upstream] = []
 
-    async def make(handler: Handler) -> Upstream:
-        up = Upstream(handler)
+    async def make(handler: Handler, models: bool = False) -> Upstream:
+        up = Upstream(handler, models)
         await up.start()
         started.append(up)
         return up
@@ -466,11 +473,11 @@ async def test_10_an_upstream_cookie_never_reaches_another_clients_request(gatew
 async def test_11_models_survives_a_backend_answering_an_array(gateway_factory: Any, upstreams: Any,
                                                                fakes: tuple[FakeBackend, FakeBackend]) -> None:
     base, _ = fakes
-    odd = await upstreams(_array)
+    odd = await upstreams(_array, models=True)
     gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[odd.url], policy="baseline")
     async with aiohttp.ClientSession() as s, s.get(gw.url + "/v1/models") as r:
         assert r.status == 200
-        assert [m["id"] for m in (await r.json())["data"]] == ["fake-model"]
+        assert [m["id"] for m in (await r.json())["data"]] == ["fake-model", "m"]  # the fake's name and alias
 
 
 async def _array(request: web.Request) -> web.Response:

@@ -157,17 +157,22 @@ async def test_every_dashboard_expression_returns_data_on_real_prometheus(
     binary = require_prometheus()
     build = dashboard_build
     targets = build.dashboard_targets(json.loads((ROOT / "dashboards" / "specgate.json").read_text()))
-    failing_spec = FakeBackend(mode="status", status=503, spec=True)
+    # it lists the pair's model (the gateway sends a model's requests only to servers that list it)
+    failing_spec = FakeBackend(mode="status", status=503, spec=True, aliases=("specgate-emu",))
     await failing_spec.start()
     proc: subprocess.Popen[bytes] | None = None
     gw = None
     log = tmp_path / "prometheus.log"
     try:
         async with EmulatedPair(profile="h200-ngram", time_scale=0.25) as pair:
+            failing_spec.model = pair.model_name  # it serves the pair's model (the gateway routes by model)
             settings = Settings(
                 baseline_urls=[pair.baseline_url],
-                # the failing instance first: on equal load the pool picks it first, so requests fail over
-                speculative_urls=[failing_spec.url, pair.speculative_url],
+                # the pair's own speculative server first, so it shares pair-0's GPU with the baseline (URLs pair
+                # by position); the failing instance is then a speculative server with a GPU of its own, which the
+                # policy picks whenever it predicts it faster, so requests reach it and fail over (listed first,
+                # it joined the baseline's GPU and the baseline regime kept it idle in most runs on a busy machine)
+                speculative_urls=[pair.speculative_url, failing_spec.url],
                 # adaptive with generous exploration, so both backends (and the failing one) get traffic
                 policy="adaptive", explore_rate=0.5, explore_max_regret=100.0, explore_max_output_tokens=1e9,
                 explore_unmeasured_max_regret=100.0, explore_hope_sd=100.0, random_seed=3, health_interval_s=0.2,

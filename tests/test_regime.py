@@ -183,6 +183,9 @@ def test_the_price_of_a_switch_grows_with_what_is_left_and_with_the_arriving_loa
     expected = 24.0 * 1.0 * MODELS["baseline"].own_s(2) / MODELS["speculative"].own_s(12) \
         + 2 * 2.0 * 0.2 * MODELS["speculative"].own_s(12) / MODELS["baseline"].own_s(2)
     assert many.cost_s == pytest.approx(expected)
+    unknown = switch_price([0.5], MODELS, kappa, "baseline", math.inf, 3.0)  # the rate of what may be a flood
+    assert unknown == SwitchPrice(0.5, math.inf, 3.0) and settle(next_regime(RegimeState("speculative"), 0.5, 1.0,
+                                                                              CFG), 1.0, unknown, CFG).switches == 0
 
 
 def test_the_gain_counts_only_the_saving_beyond_the_band_over_the_horizons_requests() -> None:
@@ -329,3 +332,31 @@ def test_the_router_takes_a_pending_switch_once_the_leaving_servers_requests_are
         assert (_role(router) == "baseline") == switched
         assert router.prices["pair-0"].drain_s == pytest.approx(left_s, abs=0.05)
         assert router.regimes["pair-0"].pending == (None if switched else "baseline")
+
+
+def test_a_switch_is_priced_at_the_load_the_arriving_server_will_carry() -> None:
+    """Regression: at a flood's start (12.7 requests/s) a paid switch to speculation was priced with the group's
+    recent mean load (~2) on the arriving server; it carried ~10 and the switch cost ~30 s against 1.6 s priced.
+    The load it will carry is the arrival rate times a request's cost there (Little's law)."""
+    import time
+    from collections import deque
+
+    from gateway.core.regime import SWITCH_INTERFERENCE
+
+    router, pool = _router_on_a_pair()
+    now = time.monotonic()
+    router.regimes["pair-0"] = RegimeState("baseline", since_s=now - 100.0, pending="speculative",
+                                           pending_since_s=now - 1.0)
+    for b in pool.backends:
+        b.inflight = 2 if b.role == "baseline" else 0
+    router.running["pair-0"]["baseline"] = deque([Running(now - 0.2, 1.0)] * 2)
+    router._totals["pair-0"] = ({"baseline": 64.0, "speculative": 48.0}, 64)  # 1.0 s and 0.75 s a request
+    router.arrivals["pair-0"] = deque(now - 0.1 * i for i in range(20, 0, -1))  # ~10 requests/s
+    router._update_regime("pair-0", 17, None)
+    price = router.prices["pair-0"]
+    rate = 19 / (now - router.arrivals["pair-0"][0])
+    models: dict[Role, StepModel] = {"baseline": router.learner.step_model("baseline"),
+                                     "speculative": router.learner.step_model("speculative")}
+    carried = switch_price([0.8, 0.8], models, SWITCH_INTERFERENCE, "speculative", rate * 0.75, price.gain_s)
+    assert price.cost_s == pytest.approx(carried.cost_s, rel=0.05)
+    assert price.cost_s > 2 * switch_price([0.8, 0.8], models, SWITCH_INTERFERENCE, "speculative", 1.0, 0.0).cost_s

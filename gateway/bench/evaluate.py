@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gateway.bench.cell import SEEDS, bench_cell, write_table
+from gateway.bench.cell import SEEDS, bench_cell, peer_ratio, write_table
+from gateway.bench.fleet.cells import peers_markdown
 from gateway.bench.mix_accuracy import WINDOW, accuracy_row
 from gateway.bench.mix_accuracy import markdown as accuracy_markdown
 
@@ -90,7 +91,7 @@ def robust_row_of(doc: dict[str, Any]) -> dict[str, object]:
         "adaptive_median_vs_best": round(statistics.median(means) / best, 3),
         "adaptive_worst_vs_best": round(max(means) / best, 3),
         "speculative_share_spread_points": round(100 * (max(shares) - min(shares)), 1),
-        "speculative_shares": [round(100 * x, 1) for x in shares],
+        "speculative_shares": [round(100 * x, 1) for x in shares], **peer_ratio(pol, statistics.median(means)),
     }
 
 
@@ -155,7 +156,7 @@ def run_robust(args: argparse.Namespace) -> int:
                 bench_cell(["--workload", files.get(workload, workload), "--profile", args.profile,
                             "--time-scale", str(scale),
                             "--gateways", str(args.gateways), *(["--limit", str(args.limit)] if args.limit else [])],
-                           ["baseline", "speculative"], out)
+                           ["baseline", "speculative"], out, peers=args.peers)
             # the full cell, else a shortened one (`--limit`) run for it
             for path in sorted(args.out_dir.glob(f"robust--{args.profile}--{workload}--x{scale:g}*.json")):
                 first = path.stem.partition("--first")[2]
@@ -169,7 +170,8 @@ def run_robust(args: argparse.Namespace) -> int:
                 f"One emulated pair on one simulated GPU; mean end-to-end seconds (simulated). Adaptive runs "
                 f"{len(SEEDS)} seeds (SPECGATE_RANDOM_SEED 1..3); the static servers once. Command: `specgate "
                 f"evaluate --robust --profile {args.profile} --workloads {','.join(workloads)} --scales "
-                f"{','.join(f'{x:g}' for x in scales)}`.", robust_markdown(rows) + "\n" + spread_over_scales(rows)
+                f"{','.join(f'{x:g}' for x in scales)}{' --peers ' + args.peers if args.peers else ''}`.",
+                robust_markdown(rows) + peers_markdown(rows) + "\n" + spread_over_scales(rows)
                 + f"\n{MIX_ACCURACY_ABOUT}\n\n" + accuracy_markdown(accuracy))
     return 0
 
@@ -193,6 +195,10 @@ def main(argv: list[str]) -> int:
                         help="--robust: only each workload's first N requests (a slow cell at time scale 4)")
     parser.add_argument("--fleet", action="store_true", help="fleet cells: see gateway.bench.fleet.cells")
     parser.add_argument("--gateways", type=int, default=1, help="--robust/--fleet: gateway replicas behind haproxy")
+    parser.add_argument("--peers", default="",
+                        help="--robust/--fleet: real peer routers run in every cell (bench --peers), e.g. "
+                             "vllm-router:cache_aware,vllm-router:power_of_two,sglang-router:cache_aware; the table "
+                             "adds adaptive ÷ the best peer")
     args = parser.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.robust:

@@ -18,4 +18,5 @@ Reason = Literal[
     "rule_creative", "rule_default", "rule_long_prompt", "rule_busy", "rule_structured",  # rules
     "static", "hindsight", "round_robin", "least_loaded",  # fixed policies
     "oracle", "predicted_faster", "within_margin", "regime_baseline", "regime_speculative", "explore",  # cost
+    "prefix_cache",  # one role to choose from: a backend holding part of the prompt over the least-loaded
 ]

@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass, fields
 
 from gateway.core.costmodel import ROLES, CoRunner, Role, StepModel, step_s
+from gateway.core.per_request import PerRequest
 from gateway.core.records import record
 from gateway.core.stepfit import StepFit, tied_models
 
@@ -97,6 +98,11 @@ class Observation:
     # prompt tokens sent to its GPU between its first and last chunk: their prefill chunks ran inside its steps
     prefill_during_decode: int = 0
     prefills_during_decode: int = 0  # the prompts those tokens came in (0: not known)
+    # `core.per_request`, prefix caching: structured output asked for, prompt tokens likely cached (not prefilled)
+    structured: bool = False
+    cached_tokens: int = 0
+    family: int | None = None  # its prompt's family (`core.acceptance_cells.family_of`)
+    temperature: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +154,9 @@ class Learner:
         # the decision path reads these every request; they change only in `observe`
         self._kappa = {role: self._shrunk_interference(role) for role in ROLES}
         self._prefill_s = {role: self._shrunk_prefill(role) for role in ROLES}
+        # output length and acceptance per request, from what it says (`core.per_request`)
+        self.per_request = PerRequest(config.prior_output_tokens, config.forgetting,
+                                      config.num_speculative_tokens + 1.0)
 
     # --- estimates used on the decision path (cheap lookups)
     def step_model(self, role: Role) -> StepModel:
@@ -236,17 +245,23 @@ class Learner:
         key = (obs.task_class, obs.bucket)
         if obs.completion_tokens > 0:
             self._observe_output(key, obs)
+            self.per_request.observe_output(obs.task_class, obs.bucket, obs.max_tokens, obs.prompt_tokens,
+                                            obs.structured, obs.completion_tokens)
         steps = obs.steps
         if obs.role == "baseline" and steps is None:
             steps = obs.completion_tokens
         if obs.role == "speculative" and steps:
+            estimate = self.tokens_per_step(*key)
             self._observe_acceptance(key, obs.bucket, obs.completion_tokens / steps, steps)
+            self.per_request.observe_acceptance(obs.task_class, obs.bucket, obs.prompt_tokens, obs.completion_tokens,
+                                                steps, estimate, obs.family, obs.temperature)
         if obs.warmup:
             return
         step = None
         if steps is not None and steps >= 3 and obs.e2e_s > obs.ttft_s:
             step = self._observe_step(obs, self._decode_s(obs) / (steps - 1))
-        if obs.prompt_tokens >= 64 and obs.load_self + sum(load for _, load in obs.co_runners) <= PREFILL_QUIET_LOAD:
+        if (obs.prompt_tokens - obs.cached_tokens >= 64
+                and obs.load_self + sum(load for _, load in obs.co_runners) <= PREFILL_QUIET_LOAD):
             self._observe_prefill(obs, step)
 
     def _decode_s(self, obs: Observation) -> float:
@@ -316,7 +331,7 @@ class Learner:
         role = obs.role
         if step is None:
             step = step_s(self._fitted[role], obs.load_self, self._co_runners(obs), self._kappa[role])
-        prompt = obs.prompt_tokens
+        prompt = obs.prompt_tokens - obs.cached_tokens  # what its prefill read
         first = max(obs.ttft_s - step, 0.0)
         self._prefill[role].update(_clip(first / prompt, self._prefill_s[role]), self.config.forgetting)
         self._prefill_s[role] = self._shrunk_prefill(role)
@@ -357,6 +372,7 @@ class Learner:
             "prefill_s_per_token": {role: self.prefill_s_per_token(role) for role in ROLES},
             "prefill_marginal_s_per_token": {role: self._prefill_marginal_s(role) for role in ROLES},
             "interference": {role: self.interference(role) for role in ROLES},
+            **self.per_request.state(),
             "classes": {
                 f"{task_class}/{bucket}": _asdict(est)
                 for (task_class, bucket), est in self.class_estimates().items()

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import itemgetter
 from statistics import NormalDist
 from typing import Literal, NamedTuple
 
+from gateway.core.affinity import best_with_affinity, cache_text, with_cached
 from gateway.core.classify import Features
 from gateway.core.costmodel import CoRunner, Prediction, RequestShape, Role, StepModel, predict
 from gateway.core.domain import Reason
@@ -58,6 +59,7 @@ class AdaptiveConfig:
     probe_max_load: float  # shared GPU: no probe while more requests than this are on it or arrive during one
     thompson: bool  # sample the acceptance of backends with a GPU of their own from its posterior
     explore_hope_sd: float = 2.0  # probe only if speculation wins at the acceptance this many sd above its mean
+    affinity_tie: float = 0.02  # a session's last backend wins a role's choice within this share of the cheapest
 
 
 class Candidate(NamedTuple):
@@ -106,6 +108,9 @@ class PolicyInput:
     probe_worthy: Mapping[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
     # `scoring_candidates(candidates, regimes, exception_load)` when the caller has it (None: computed here)
     scoring: tuple[Candidate, ...] | None = None
+    # fleet: prompt tokens each backend has likely cached (`core.prefix_index`; absent: none), the session's last
+    cached_tokens: Mapping[str, int] = field(default_factory=dict)
+    affinity: str | None = None
 
 
 @record
@@ -248,11 +253,6 @@ def _sampled_tps(inp: PolicyInput, est: Estimates, cfg: AdaptiveConfig) -> float
 Scored = tuple[float, Candidate, Prediction]
 
 
-def _best(scored: Sequence[Scored], role: Role) -> Scored | None:
-    of_role = [s for s in scored if s[1].role == role]
-    return min(of_role, key=lambda s: s[0]) if of_role else None
-
-
 def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: Reason) -> Decision:
     """The candidate with the lowest predicted cost (latency + weighted delay imposed on others); a
     speculative backend must win by `margin`; bounded probes of what the regime keeps unmeasured."""
@@ -264,12 +264,16 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     scoring = inp.scoring
     if scoring is None:
         scoring = scoring_candidates(inp.candidates, inp.regimes, cfg.exception_load)
+    cached = inp.cached_tokens
+    if cached or inp.affinity is not None:
+        scoring = with_cached(inp.candidates, scoring, cached, inp.affinity)
     for c in scoring:
         # Thompson sampling only where a probe costs nobody else: a speculative backend with its own GPU.
         tps = sampled if not c.shared else est.tokens_per_step
-        p = predict_on(c, est, prompt, tps)
+        p = predict_on(c, est, prompt - cached.get(c.name, 0) if cached else prompt, tps)
         scored.append((p.cost(w), c, p))
-    base, spec = _best(scored, "baseline"), _best(scored, "speculative")
+    base, spec = (best_with_affinity([s for s in scored if s[1].role == role], inp.affinity, cfg.affinity_tie)
+                  for role in ("baseline", "speculative"))  # the cheapest of each role, or the session's if as cheap
     ratio: float | None = None
     if base is not None and spec is not None:
         ratio = r = base[0] / max(spec[0], 1e-9)
@@ -288,6 +292,7 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
         pick, reason = probe, "explore"
     _, chosen, pred = pick
     detail = f"{reason} {_ratio_text(ratio)} on speculative, {chosen.name}@{chosen.group}"
+    detail += cache_text(cached.get(chosen.name, 0), prompt, inp.affinity == chosen.name)
     mix = inp.regime_ratios.get(chosen.group)
     if mix is not None:
         detail += f", mix {mix:.2f}x"
@@ -351,6 +356,22 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
     return cost, c, p
 
 
+def _cached_instead(inp: PolicyInput, cfg: AdaptiveConfig, forced: Decision) -> Decision:
+    """One role to choose from: a backend that likely holds part of the prompt (or the session's last) when it is
+    predicted cheaper than the least-loaded one."""
+    est, cached, prompt = inp.estimates, inp.cached_tokens, inp.features.prompt_tokens
+    if est is None or not (cached or inp.affinity):
+        return forced
+    scored = [(predict_on(c, est, prompt - cached.get(c.name, 0), est.tokens_per_step).cost(cfg.externality_weight),
+               c, None) for c in inp.candidates]
+    best = best_with_affinity(scored, inp.affinity, cfg.affinity_tie)
+    c = best[1] if best is not None else next(c for c in inp.candidates if c.name == forced.backend)
+    text = cache_text(cached.get(c.name, 0), prompt, inp.affinity == c.name)
+    if c.name == forced.backend:
+        return replace(forced, detail=forced.detail + text)
+    return Decision(c.name, c.role, "prefix_cache", f"prefix_cache, {c.name}@{c.group}{text}")
+
+
 def decide(policy: PolicyName, inp: PolicyInput, rules: RulesConfig, adaptive: AdaptiveConfig,
            hindsight: Mapping[str, Role] | None = None) -> Decision | None:
     """The routing decision, or None when no backend is available."""
@@ -358,7 +379,8 @@ def decide(policy: PolicyName, inp: PolicyInput, rules: RulesConfig, adaptive: A
         return None
     forced = constrained(inp)
     if forced is not None:
-        return forced
+        cost_based = policy in ("adaptive", "clairvoyant") and forced.reason != "n_gt_1"
+        return _cached_instead(inp, adaptive, forced) if cost_based else forced
     if policy == "baseline" or policy == "speculative":
         return _static(inp, policy, "static")
     if policy == "rules":

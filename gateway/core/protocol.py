@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 import orjson
 
+from gateway.core.prefix_index import prompt_blocks
 from gateway.core.records import record
 
 CHAT = "/v1/chat/completions"
@@ -114,6 +115,9 @@ class RequestView:
     response_format: str | None
     has_tools: bool
     has_structured_fields: bool
+    # prefix-cache routing (`gateway.core.prefix_index`): the prompt's text-block hashes, the client's `user`
+    prefix_blocks: tuple[int, ...] = ()
+    user: str | None = None
 
 
 STRUCTURED_FIELDS = (
@@ -174,12 +178,13 @@ def _message_text(content: Any, param: str) -> str:
                          code="invalid_type")
 
 
-def _chat_prompt(body: dict[str, Any]) -> tuple[int, str]:
+def _chat_prompt(body: dict[str, Any]) -> tuple[int, str, list[str]]:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise InvalidRequest("'messages' must be a non-empty array.", param="messages", code="invalid_type")
     chars = 0
     system, last_user = "", ""
+    parts = []
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
             raise InvalidRequest(f"'messages[{i}]' must be an object.", param=f"messages[{i}]",
@@ -187,11 +192,12 @@ def _chat_prompt(body: dict[str, Any]) -> tuple[int, str]:
         text = _message_text(message.get("content"), f"messages[{i}].content")
         chars += len(text) + 8
         role = message.get("role")
+        parts.append(f"{role}:{text}")
         if role == "system":
             system = text
         elif role == "user":
             last_user = text
-    return chars, _clip(system + "\n" + last_user)
+    return chars, _clip(system + "\n" + last_user), parts
 
 
 def _completion_prompt(body: dict[str, Any]) -> tuple[int, str]:
@@ -227,9 +233,11 @@ def request_view(endpoint: str, body: dict[str, Any]) -> RequestView:
     if endpoint == CHAT:
         max_completion = _optional_int(body, "max_completion_tokens", 1)
         max_tokens = max_completion if max_completion is not None else max_tokens
-        prompt_chars, cue_text = _chat_prompt(body)
+        prompt_chars, cue_text, parts = _chat_prompt(body)
     else:
         prompt_chars, cue_text = _completion_prompt(body)
+        prompt = body.get("prompt")
+        parts = [prompt] if isinstance(prompt, str) else []
     stream_options = body.get("stream_options")
     include_usage = isinstance(stream_options, dict) and bool(stream_options.get("include_usage"))
     response_format = body.get("response_format")
@@ -253,6 +261,8 @@ def request_view(endpoint: str, body: dict[str, Any]) -> RequestView:
         response_format=rf_type if isinstance(rf_type, str) else None,
         has_tools=bool(body.get("tools")) and body.get("tool_choice") != "none",
         has_structured_fields=has_structured,
+        prefix_blocks=prompt_blocks(parts),
+        user=user if isinstance(user := body.get("user"), str) and user else None,
     )
 
 

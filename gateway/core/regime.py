@@ -234,16 +234,27 @@ def switch_horizon(state: RegimeState, now: float, cfg: RegimeConfig) -> float:
     return max(cfg.min_dwell_s, now - state.pending_since_s)
 
 
+# A switch's co-running is priced at strict alternation (κ = 1 both ways, the bound of time-sharing), not at the
+# learned κ: κ is learned where steps are shared at all, mostly at light load, and the baseline's stays near its
+# prior 0.2; a switch co-runs under load. Member 22 of the family (seed 3) paid a switch inside a 14 requests/s
+# burst priced at 11.1 s with the learned κ against a gain of 13.7 s; it cost 38 s over the next 5 s (κ = 1 adds
+# four times the baseline's term, which at the group's load of ~15 requests is over 2.6 s: above the gain).
+SWITCH_INTERFERENCE: Mapping[Role, float] = {"baseline": 1.0, "speculative": 1.0}
+
+
 def switch_price(left: Sequence[float], models: Mapping[Role, StepModel], interference: Mapping[Role, float],
                  to: Role, arriving_load: float, gain_s: float) -> SwitchPrice:
     """The cost model's price of switching the GPU to `to` now. The leaving server's requests, with `left` seconds
     to go, each stretch by κ_leaving · own_to(L) / own_leaving(its load) while `to` runs its L requests; those
     L requests each stretch by κ_to · own_leaving(mean load while draining) / own_to(L) for the drain (its
-    longest request). `arriving_load`: the group's recent mean load, which `to` will carry."""
+    longest request). `arriving_load`: the load `to` will carry (the router: the group's arrival rate times a
+    request's cost there, by Little's law, or its recent mean load if more; infinite while the rate is unknown)."""
     if not left:
         return SwitchPrice(0.0, 0.0, gain_s)
     leaving = OTHER_ROLE[to]
     drain, total = max(left), sum(left)
+    if not math.isfinite(arriving_load):  # the arrival rate is not known yet: it may be a flood
+        return SwitchPrice(drain, math.inf, gain_s)
     own_leaving, own_to = models[leaving], models[to]
     load_to = max(arriving_load, 1.0)
     cost = total * interference[leaving] * own_to.own_s(load_to) / own_leaving.own_s(len(left))

@@ -29,7 +29,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--speculative-port", type=int, default=8002)
     p.add_argument("--profile", default="h200-ngram", choices=sorted(PROFILES))
     p.add_argument("--time-scale", type=float, default=1.0, help="real seconds per simulated second")
-    p.add_argument("--model", default="specgate-emu", help="served model name")
+    p.add_argument("--model", default="specgate-emu",
+                   help="served model name; with --fleet, one per entry, comma-separated (the last repeats)")
+    p.add_argument("--lora", action="append", default=[], metavar="NAME=BASE",
+                   help="serve LoRA adapter NAME beside base model BASE (listed in /v1/models; repeatable)")
     p.add_argument("--workload", help="JSONL workload file whose references to preload")
     p.add_argument("--synthetic-acceptance-length", type=float, default=None,
                    help="mean tokens per speculative step, like vLLM's synthetic rejection sampler")
@@ -45,15 +48,21 @@ def build_parser() -> argparse.ArgumentParser:
 async def _serve_fleet(args: argparse.Namespace, stop: asyncio.Event) -> None:
     layout = parse_layout(args.fleet)
     servers = sum(2 if e == "pair" else 1 for e in layout)
+    names = [m.strip() for m in args.model.split(",") if m.strip()] or ["specgate-emu"]
+    adapters: dict[str, list[str]] = {}
+    for spec in args.lora:
+        name, _, base = spec.partition("=")
+        adapters.setdefault(base or names[0], []).append(name)
     fleet = EmulatedFleet(layout, profile=args.profile, host=args.host, time_scale=args.time_scale,
-                          model_name=args.model, synthetic_acceptance_length=args.synthetic_acceptance_length,
-                          load_format=args.load_format, ports=[args.baseline_port + i for i in range(servers)])
+                          model_name=names[-1], synthetic_acceptance_length=args.synthetic_acceptance_length,
+                          load_format=args.load_format, ports=[args.baseline_port + i for i in range(servers)],
+                          models=names, adapters=adapters)
     if args.workload:
         refs, acceptance = load_references(args.workload)
         fleet.register_references(refs)
         fleet.register_acceptance(acceptance)
     async with fleet:
-        lines = "\n".join(f"  {s.role:<12}{s.url}  ({s.group})" for s in fleet.servers)
+        lines = "\n".join(f"  {s.role:<12}{s.url}  ({s.group}, {s.server.model_name})" for s in fleet.servers)
         print(f"specgate emulate: fleet {args.fleet}, profile {args.profile}, model {args.model!r}, "
               f"time scale {args.time_scale}\n{lines}\n"
               f"  gateway: SPECGATE_BACKENDS={fleet.backends_setting()}", flush=True)

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 from .clock import SharedGPU, SimClock
 from .costs import Phase, SeqWork, baseline_phases, pad_to_gamma, speculative_phases
-from .drafter import Speculation, StepOutcome
+from .drafter import EOS, Speculation, StepOutcome
 from .metrics import EngineMetrics
-from .prefix_cache import PrefixCache
+from .prefix_cache import BlockChain, PrefixCache, output_block_hashes
 from .profiles import Profile
 from .stats import RequestRecord, ServerStats
 
@@ -311,6 +311,9 @@ class Engine:
         seq.done = True
         if seq in self.running:
             self.running.remove(seq)
+        if isinstance(seq.block_hashes, BlockChain):  # the reply's full blocks, for the conversation's next turn
+            reply = [t for t in seq.target[: seq.n_out] if t != EOS]
+            self.prefix_cache.insert(output_block_hashes(seq.block_hashes, reply, self.profile.block_size))
         self.metrics.success[seq.finish_reason].inc()
         self.metrics.e2e.observe(end - seq.arrival)
         self.stats.completed += 1

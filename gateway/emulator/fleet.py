@@ -52,8 +52,12 @@ class EmulatedFleet(Served):
     def __init__(self, layout: Sequence[str], profile: str | Profile = "h200-ngram", host: str = "127.0.0.1",
                  time_scale: float = 1.0, model_name: str = "specgate-emu",
                  synthetic_acceptance_length: float | None = None, load_format: str = "auto",
-                 ports: Sequence[int] = ()) -> None:
+                 ports: Sequence[int] = (), models: Sequence[str] = (),
+                 adapters: Mapping[str, Sequence[str]] | None = None) -> None:
         self.layout = list(layout)
+        # the model each GPU entry serves (`models[i]`, else `model_name`), and LoRA adapters per base model
+        self.models = list(models)
+        self.adapters = {base: tuple(names) for base, names in (adapters or {}).items()}
         self.profile = get_profile(profile) if isinstance(profile, str) else profile
         self.host = host
         self.time_scale = time_scale
@@ -76,11 +80,16 @@ class EmulatedFleet(Served):
     def backends_setting(self) -> str:
         return ",".join(f"{s.role}={s.url}@{s.group}" for s in self.servers)
 
-    def _make(self, role: str, clock: SimClock, gpu: SharedGPU, dynamic_k: bool = False) -> EmulatedServer:
+    def model_of(self, entry: int) -> str:
+        return self.models[entry] if entry < len(self.models) else self.model_name
+
+    def _make(self, role: str, clock: SimClock, gpu: SharedGPU, dynamic_k: bool = False,
+              model: str | None = None) -> EmulatedServer:
         speculative = role == "speculative"
         profile = self.profile.with_overrides(spec_schedule=DYNK_SCHEDULE) if dynamic_k else self.profile
-        return EmulatedServer(role, profile, clock, gpu, self.references, model_name=self.model_name,
-                              acceptance=self.acceptance,
+        model = model or self.model_name
+        return EmulatedServer(role, profile, clock, gpu, self.references, model_name=model,
+                              acceptance=self.acceptance, adapters=self.adapters.get(model, ()),
                               speculative=speculative, load_format=self.load_format,
                               synthetic_acceptance_length=self.synthetic_acceptance_length if speculative else None)
 
@@ -90,7 +99,8 @@ class EmulatedFleet(Served):
         for i, entry in enumerate(self.layout):
             gpu = SharedGPU(self.profile.gpu_switch_loss)
             roles = {"pair": ("baseline", "speculative"), "dynk": ("speculative",)}.get(entry, (entry,))
-            planned += [(role, f"gpu{i}", self._make(role, self.clock, gpu, entry == "dynk")) for role in roles]
+            planned += [(role, f"gpu{i}", self._make(role, self.clock, gpu, entry == "dynk", self.model_of(i)))
+                        for role in roles]
         try:
             for k, (role, group, server) in enumerate(planned):
                 runner = web.AppRunner(server.create_app(), handler_cancellation=True, access_log=None)

@@ -61,6 +61,13 @@ class EngineMetrics:
                               (*base, "position"), registry=r)
             self.accepted_per_pos = [per_pos.labels(position=str(i), **lv) for i in range(gamma)]
 
+    def cache_config(self, num_gpu_blocks: int, block_size: int) -> None:
+        """vLLM's `vllm:cache_config_info` (a gauge at 1 whose labels are the cache's settings)."""
+        labels = {"block_size": str(block_size), "cache_dtype": "auto", "enable_prefix_caching": "True",
+                  "gpu_memory_utilization": "0.9", "num_cpu_blocks": "None", "num_gpu_blocks": str(num_gpu_blocks)}
+        Gauge("vllm:cache_config_info", "Information of the LLMEngine CacheConfig", tuple(labels),
+              registry=self.registry).labels(**labels).set(1)
+
     def record_spec(self, drafted: int, accepted: int) -> None:
         if not self.speculative or drafted <= 0:
             return

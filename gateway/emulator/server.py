@@ -43,8 +43,10 @@ class EmulatedServer:
         synthetic_acceptance_length: float | None = None,
         load_format: str = "auto",
         acceptance: dict[str, float] | None = None,
+        adapters: tuple[str, ...] = (),
     ) -> None:
         self.role = role
+        self.adapters = adapters  # LoRA adapters served beside the base model (listed with `parent`)
         self.acceptance = {} if acceptance is None else acceptance  # request id -> tokens per step (synthetic)
         self.dummy_weights = load_format == "dummy"
         self.profile = profile
@@ -55,6 +57,7 @@ class EmulatedServer:
         self.stats = ServerStats()
         self.metrics = EngineMetrics(model_name, speculative, profile.gamma)
         self.engine = Engine(role, profile, clock, gpu, self.metrics, self.stats, speculative)
+        self.metrics.cache_config(self.engine.kv_blocks, profile.block_size)
         self.created = int(time.time())
 
     def create_app(self) -> web.Application:
@@ -88,9 +91,16 @@ class EmulatedServer:
         return web.Response(body=self.metrics.render(), headers={"Content-Type": "text/plain; version=0.0.4"})
 
     async def _models(self, _request: web.Request) -> web.Response:
-        card = {
-            "id": self.model_name, "object": "model", "created": self.created, "owned_by": "vllm",
-            "root": self.model_name, "parent": None, "max_model_len": self.profile.max_model_len,
+        cards = [self._card(name, None if name == self.model_name else self.model_name)
+                 for name in (self.model_name, *self.adapters)]
+        return _json({"object": "list", "data": cards})
+
+    def _card(self, name: str, parent: str | None) -> dict[str, Any]:
+        """vLLM's model card: a LoRA adapter's `parent` is its base model, its `root` the adapter's path."""
+        return {
+            "id": name, "object": "model", "created": self.created, "owned_by": "vllm",
+            "root": name if parent is None else f"/adapters/{name}", "parent": parent,
+            "max_model_len": self.profile.max_model_len,
             "permission": [{
                 "id": f"modelperm-{uuid.uuid4().hex}", "object": "model_permission", "created": self.created,
                 "allow_create_engine": False, "allow_sampling": True, "allow_logprobs": True,
@@ -98,7 +108,6 @@ class EmulatedServer:
                 "organization": "*", "group": None, "is_blocking": False,
             }],
         }
-        return _json({"object": "list", "data": [card]})
 
     async def _references(self, request: web.Request) -> web.Response:
         try:
@@ -132,7 +141,8 @@ class EmulatedServer:
                 body = orjson.loads(await request.read())
             except orjson.JSONDecodeError as exc:
                 raise ApiError(f"Invalid JSON body: {exc}") from None
-            req = parse_request(body, kind, self.model_name)
+            asked = body.get("model") if isinstance(body, dict) else None
+            req = parse_request(body, kind, asked if asked in self.adapters else self.model_name)
             header_id = request.headers.get("x-request-id")
             handle, prompt_len = self._build(req, header_id)
         except ApiError as err:
@@ -201,14 +211,14 @@ class EmulatedServer:
                     reasons[ev.index] = ev.finish_reason
                     pending -= 1
         rid = new_id(req.kind)
-        return _json(full_response(req.kind, rid, self.model_name, texts, reasons, usage(prompt_len, sum(counts))))
+        return _json(full_response(req.kind, rid, req.model, texts, reasons, usage(prompt_len, sum(counts))))
 
     async def _stream(
         self, request: web.Request, req: GenRequest, handle: RequestHandle, prompt_len: int
     ) -> web.StreamResponse:
         resp = web.StreamResponse(status=200, headers=SSE_HEADERS)
         await resp.prepare(request)
-        rid, created, kind, model = new_id(req.kind), int(time.time()), req.kind, self.model_name
+        rid, created, kind, model = new_id(req.kind), int(time.time()), req.kind, req.model
         counts = [0] * req.n
         pending = req.n
         first = True

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from gateway.workloads.generate import Arrival, generate
 from gateway.workloads.items import write_workload
+from gateway.workloads.multiturn import multi_turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,4 +49,7 @@ def build_builtins(folder: Path) -> list[Path]:
         path = folder / f"{spec.name}.jsonl"
         write_workload(generate(spec.n, spec.mix, spec.arrival, seed=spec.seed, id_prefix=spec.name), path)
         written.append(path)
-    return written
+    # conversations whose turns repeat their history: what prefix caches are for (`multiturn`)
+    path = folder / "multi-turn-chat.jsonl"
+    write_workload(multi_turn(80, 1.2, seed=21, id_prefix="multi-turn-chat"), path)
+    return [*written, path]

@@ -1,4 +1,4 @@
-"""`specgate workload generate|list|stats|build-builtin`."""
+"""`specgate workload generate|list|stats|build-builtin`, and `specgate workload --from-trace SOURCE FILE`."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from gateway.workloads.task import KIND_CLASS, approx_tokens
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="specgate workload", description="Generate and inspect workload files.")
+    parser = argparse.ArgumentParser(prog="specgate workload", description="Generate and inspect workload files "
+                                     "(or build one from a production trace: specgate workload --from-trace -h).")
     sub = parser.add_subparsers(dest="command", required=True)
     gen = sub.add_parser("generate", help="write a workload file (JSON Lines)")
     gen.add_argument("--mix", default="mixed",
@@ -70,6 +71,10 @@ def _stats(name: str, console: Console) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if any(a == "--from-trace" or a.startswith("--from-trace=") for a in argv):
+        from gateway.workloads.trace_cli import main as trace_main
+
+        return trace_main(argv)
     args = _parser().parse_args(argv)
     console = Console()
     try:

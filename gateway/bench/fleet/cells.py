@@ -15,7 +15,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from gateway.bench.cell import SEEDS, bench_cell, write_table
+from gateway.bench.cell import SEEDS, bench_cell, peer_ratio, write_table
+from gateway.bench.peers.spec import is_peer
 
 CELLS: list[tuple[str, str, float]] = [  # workload, mixed fleet, time scale
     ("demo-mixed", "baseline,speculative", 1.0),
@@ -33,7 +34,7 @@ def fleet_row(path: Path) -> dict[str, Any]:
     doc = json.loads(path.read_text())
     pol = doc["policies"]
     mean = {name: p["summary"]["mean_e2e_s"] for name, p in pol.items()}
-    statics = [n for n in pol if "@" in n]
+    statics = [n for n in pol if "@" in n and not is_peer(n)]
     best_static = min(statics, key=lambda n: mean[n])
     runs: dict[int, list[dict[str, Any]]] = {}
     for r in pol["adaptive"]["requests"]:
@@ -44,12 +45,13 @@ def fleet_row(path: Path) -> dict[str, Any]:
     pred = pol["adaptive"].get("prediction", {}).get("median_error_ratio")
     return {
         "workload": doc["workload"], "fleet": "+".join(doc["fleet"]), "time_scale": doc["time_scale"],
-        "means": {n: round(v, 3) for n, v in mean.items()}, "adaptive_seeds": [round(x, 3) for x in adaptive],
+        "means": {n: None if v is None else round(v, 3) for n, v in mean.items()},
+        "adaptive_seeds": [round(x, 3) for x in adaptive],
         "best_static": best_static,
         "adaptive_vs_best_static": round(med / mean[best_static], 3),
         "adaptive_vs_least_loaded": round(med / mean["least_loaded"], 3) if "least_loaded" in mean else None,
         "adaptive_vs_hindsight": round(med / mean["hindsight"], 3) if "hindsight" in mean else None,
-        "adaptive_to_speculative_pct": shares, "prediction_error_median": pred,
+        "adaptive_to_speculative_pct": shares, "prediction_error_median": pred, **peer_ratio(pol, med),
     }
 
 
@@ -64,6 +66,20 @@ def fleet_markdown(rows: list[dict[str, Any]]) -> str:
             f"{m.get('least_loaded')} | {m.get('rules')} | {m.get('hindsight')} | {r['adaptive_seeds']} | "
             f"{r['adaptive_vs_best_static']} | {r['adaptive_vs_least_loaded']} | {r['adaptive_vs_hindsight']} | "
             f"{r['adaptive_to_speculative_pct']} | {r['prediction_error_median']} |")
+    return "\n".join(lines) + "\n" + peers_markdown(rows)
+
+
+def peers_markdown(rows: list[dict[str, Any]]) -> str:
+    """Specgate (adaptive, median of seeds) over the best peer router per cell, when the cells ran peers."""
+    rows = [r for r in rows if r.get("peer_means")]
+    if not rows:
+        return ""
+    lines = ["", "| workload | fleet | peers (mean e2e s) | best peer | adaptive ÷ best peer |",
+             "|---|---|---|---|---|"]
+    for r in rows:
+        peers = ", ".join(f"{n} {m}" if m is not None else f"{n} did not start" for n, m in r["peer_means"].items())
+        lines.append(f"| {r['workload']} | {r.get('fleet', 'pair')} | {peers} | {r['best_peer']} | "
+                     f"{r['adaptive_vs_best_peer']} |")
     return "\n".join(lines) + "\n"
 
 
@@ -76,11 +92,12 @@ def run_fleet_cells(args: argparse.Namespace) -> int:
         if not args.only_summarize:
             bench_cell(["--workload", workload, "--fleet", fleet, "--time-scale", str(scale), "--gateways",
                         str(args.gateways)], [*_statics(fleet), "round_robin", "least_loaded", "rules", "hindsight"],
-                       out)
+                       out, peers=args.peers)
         if out.exists():
             rows.append(fleet_row(out))
     write_table(args.out_dir / "FLEET.md", "Fleets: one server per GPU",
                 f"Emulated h200-ngram servers, each on its own simulated GPU; mean end-to-end seconds (simulated). "
                 f"Static fleets and the other policies run once, adaptive with {len(SEEDS)} seeds (median "
-                f"compared). Command: `specgate evaluate --fleet`.", fleet_markdown(rows))
+                f"compared). Command: `specgate evaluate --fleet"
+                f"{' --peers ' + args.peers if args.peers else ''}`.", fleet_markdown(rows))
     return 0

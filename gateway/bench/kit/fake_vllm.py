@@ -19,6 +19,8 @@ from aiohttp import web
 @dataclass
 class FakeBackend:
     model: str = "fake-model"
+    # the other names it answers to (it answers to any), listed in /v1/models as vLLM lists `--served-model-name`s
+    aliases: tuple[str, ...] = ("m",)
     mode: str = "ok"  # ok | status | hang | garbage | truncate | flaky | slow_first
     status: int = 500
     chunks: int = 5
@@ -63,7 +65,8 @@ class FakeBackend:
         return web.Response(status=200 if self.healthy else 503)
 
     async def _models(self, request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": self.model, "object": "model"}]})
+        return web.json_response({"object": "list", "data": [{"id": name, "object": "model"}
+                                                             for name in (self.model, *self.aliases)]})
 
     async def _other(self, request: web.Request) -> web.Response:
         return web.json_response({"path": request.path, "method": request.method})

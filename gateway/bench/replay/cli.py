@@ -14,6 +14,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from gateway.bench.peers.run import run_peer
+from gateway.bench.peers.spec import is_peer, parse_peer_args, parse_peers
 from gateway.bench.plan.quick import layout_sentence
 from gateway.bench.replay.display import make_console, plot, print_tables
 from gateway.bench.replay.run import (
@@ -41,6 +43,12 @@ def _bench_parser() -> argparse.ArgumentParser:
     p.add_argument("--workload", required=True, help="a workload file or a built-in name (specgate workload list)")
     p.add_argument("--policies", default="baseline,speculative,rules,adaptive",
                    help=f"comma-separated, from {', '.join(POLICIES)}")
+    p.add_argument("--peers", default="",
+                   help="real peer routers in front of the same emulated fleet, ROUTER:POLICY comma-separated, e.g. "
+                        "vllm-router:cache_aware,vllm-router:power_of_two,sglang-router:cache_aware "
+                        "(pip install -e '.[peers]'); one that fails to start is reported as all errors")
+    p.add_argument("--peer-arg", action="append", default=[], metavar="ROUTER=--FLAG[=VALUE]",
+                   help="an extra flag for every run of that peer router, e.g. vllm-router=--cache-threshold=0.3")
     p.add_argument("--out", type=Path, default=Path("results.json"))
     p.add_argument("--time-scale", type=float, default=1.0,
                    help="wall seconds per simulated second (<1 runs faster than real time)")
@@ -85,9 +93,12 @@ async def run_bench(items: Sequence[WorkloadItem], config: BenchConfig, console:
             for rep in range(config.repeat):
                 label = policy if config.repeat == 1 else f"{policy} #{rep + 1}"
                 task = progress.add_task(label, total=len(items))
-                runs.append(await run_policy(items, policy, config, _advance(progress, task),
-                                             repeat=rep + 1 if config.repeat > 1 else 0))
+                run = run_peer if is_peer(policy) else run_policy
+                runs.append(await run(items, policy, config, _advance(progress, task),
+                                      repeat=rep + 1 if config.repeat > 1 else 0))
             results[policy] = policy_result(runs, config.time_scale)
+            if is_peer(policy):
+                results[policy]["peer"] = [r["peer"] for r in runs]
     return results_document(config, items, results, command)
 
 
@@ -128,15 +139,18 @@ def bench_main(argv: list[str]) -> int:
     try:
         items = load_workload(args.workload)[: args.limit]
         policies = [p.strip() for p in args.policies.split(",") if p.strip()]
-        unknown = [p for p in policies if p.partition("@")[0] not in POLICIES]
+        unknown = [p for p in policies if not is_peer(p) and p.partition("@")[0] not in POLICIES]
+        policies += [peer.name for peer in parse_peers(args.peers)]
+        parse_peers(",".join(p for p in policies if is_peer(p)))
         if unknown or not policies:
             raise ValueError(f"unknown policies {unknown}; choose from {', '.join(POLICIES)}")
         if args.time_scale <= 0 or args.repeat < 1 or args.gateways < 1:
             raise ValueError("--time-scale must be > 0, --repeat >= 1 and --gateways >= 1")
         env = _parse_env(args.gateway_env)
+        peer_args = parse_peer_args(args.peer_arg)
         fleet = None if args.fleet is None else parse_layout(args.fleet)
         for p in policies:
-            if "@" in p:
+            if "@" in p and not is_peer(p):
                 parse_layout(p.partition("@")[2].replace("+", ","))
     except (ValueError, WorkloadError) as exc:
         console.print(f"[red]error:[/red] {exc}")
@@ -146,10 +160,17 @@ def bench_main(argv: list[str]) -> int:
     config = BenchConfig(workload_name=args.workload, policies=policies, profile=args.profile or default_profile(),
                          time_scale=args.time_scale, repeat=args.repeat, work_dir=work_dir, gateway_env=env,
                          timeout_s=args.request_timeout, fleet=fleet, seed=args.seed, gateways=args.gateways,
-                         balance=args.balance, rolling_restart=args.rolling_restart, warm=args.warm)
+                         balance=args.balance, rolling_restart=args.rolling_restart, warm=args.warm,
+                         peer_args=peer_args)
     doc = _execute(items, config, args.out, args.plot, console, ["specgate", "bench", *argv])
     print_tables(doc, console)
     for name, result in doc["policies"].items():
+        for peer in result.get("peer", []):
+            if not peer["started"]:
+                console.print(f"[red]{name}: {peer['error']}[/red]")
+            elif peer.get("request_ids_seen", 1.0) < 1.0:
+                console.print(f"[yellow]{name}: only {peer['request_ids_seen']:.0%} of the request ids reached the "
+                              "emulator (x-request-id not forwarded)[/yellow]")
         runs = result.get("runs", [])
         if len(runs) > 1:
             means = [r["mean_e2e_s"] for r in runs if r["mean_e2e_s"] is not None]

@@ -19,7 +19,7 @@ def policy_table(doc: dict[str, Any]) -> Table:
     table = Table(title=f"{doc['workload']} on {doc['profile']}: end-to-end and TTFT in simulated seconds")
     for col in ("policy", "ok/err", "mean", "p50", "p90", "p99", "TTFT", "p90 TTFT", "tok/s", "base/spec",
                 "pred err"):
-        table.add_column(col, justify="left" if col == "policy" else "right")
+        table.add_column(col, justify="left" if col == "policy" else "right", no_wrap=col == "policy")
     for name, result in doc["policies"].items():
         s = result["summary"]
         pred = result.get("prediction", {}).get("median_error_ratio")

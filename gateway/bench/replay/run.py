@@ -51,6 +51,7 @@ class BenchConfig:
     balance: str = "leastconn"
     rolling_restart: bool = False  # restart each gateway in turn while the workload runs
     warm: str = "none"  # what a restarted gateway starts from: none | file | peers
+    peer_args: dict[str, list[str]] = field(default_factory=dict)  # router -> extra flags (`bench --peer-arg`)
 
 
 def scaled_priors(time_scale: float) -> dict[str, str]:
@@ -194,9 +195,15 @@ def _emulator_stats(servers: Any) -> dict[str, Any]:
         for s in servers.servers:
             name = f"{s.role}-{counts.get(s.role, 0)}"
             counts[s.role] = counts.get(s.role, 0) + 1
-            out[name] = _stats(s.server) | {"group": s.group}
+            out[name] = _stats(s.server) | {"group": s.group} | _prefix_cache(s.server)
         return out
     return {"baseline": _stats(servers.baseline), "speculative": _stats(servers.speculative)}
+
+
+def _prefix_cache(server: Any) -> dict[str, float]:
+    """The server's `vllm:prefix_cache_hits` and `vllm:prefix_cache_queries` (tokens), as its /metrics says."""
+    m = server.engine.metrics
+    return {"prefix_cache_hits": m.prefix_hits._value.get(), "prefix_cache_queries": m.prefix_queries._value.get()}
 
 
 def _engines(servers: Any) -> list[Any]:

@@ -1,0 +1,103 @@
+"""What the router adds for a fleet of servers that differ in what they hold: the models each serves
+(`served_models`), the prompt prefixes each has likely cached (`core.prefix_index`), and the backend each client
+session last went to (its affinity, a tie-breaker).
+
+Per request: the backends that do not serve its model (never candidates), the prompt tokens each candidate has
+likely cached (the cost model prefills only the rest), and the session's last backend. After the decision the
+prompt's blocks go into the chosen backend's index. Memory is bounded: each index by its capacity, the
+sessions by `MAX_SESSIONS` (least recently seen forgotten).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+
+from gateway.backends import Backend
+from gateway.core.prefix_index import PrefixIndex, cached_tokens, capacity_blocks
+from gateway.core.protocol import RequestView
+from gateway.served_models import ServedModels, model_not_found
+
+MAX_SESSIONS = 65536
+
+
+class FleetView:
+    def __init__(self, names: Iterable[str], *, prefix_aware: bool, default_kv_tokens: int, max_blocks: int,
+                 chars_per_token: float) -> None:
+        names = list(names)
+        self.models = ServedModels(names)
+        self.prefix_aware = prefix_aware
+        self.chars_per_token = chars_per_token
+        start = capacity_blocks(default_kv_tokens, chars_per_token)
+        self.indexes = {n: PrefixIndex(start, max_blocks) for n in names}
+        self.sessions: OrderedDict[str, str] = OrderedDict()
+        self._hits = 0  # decisions whose chosen backend had some of the prompt cached (for /admin/state)
+        self._decisions = 0
+
+    def off_model(self, model: str, backends: Sequence[Backend]) -> frozenset[Backend]:
+        """The backends that do not serve `model`; `ModelNotFound` (404) when none does."""
+        names = self.models.not_serving(model)
+        if not names:
+            return frozenset()
+        if len(names) == len(backends):
+            raise model_not_found(model)
+        return frozenset(b for b in backends if b.name in names)
+
+    def set_capacity(self, name: str, kv_tokens: int) -> None:
+        """The server's KV capacity in tokens (from its `vllm:cache_config_info`)."""
+        index = self.indexes.get(name)
+        if index is not None:
+            index.resize(capacity_blocks(kv_tokens, self.chars_per_token))
+
+    def learner_class(self, task_class: str, model: str) -> str:
+        """The class the learner keys on: per model where the fleet serves several (their acceptance and
+        lengths differ), the plain class where it serves one."""
+        if self.models.distinct() <= 1:
+            return task_class
+        return f"{task_class}@{model.replace('/', ':')}"  # the learner's state keys are "class/bucket"
+
+    def cached(self, view: RequestView, prompt_tokens: int, names: Iterable[str]) -> dict[str, int]:
+        """Prompt tokens each of `names` has likely cached (only those with some)."""
+        blocks = view.prefix_blocks
+        if not self.prefix_aware or not blocks:
+            return {}
+        out = {}
+        for name in names:
+            index = self.indexes.get(name)
+            matched = index.match(blocks) if index is not None else 0
+            if matched:
+                out[name] = cached_tokens(matched, prompt_tokens, self.chars_per_token)
+        return out
+
+    def session(self, view: RequestView, header: str | None) -> str | None:
+        """The client's session key: the `x-session-id` header, else the body's `user`."""
+        key = header or view.user
+        return key[:256] if key else None
+
+    def affinity(self, session: str | None) -> str | None:
+        return None if session is None else self.sessions.get(session)
+
+    def routed(self, view: RequestView, session: str | None, backend: str, cached: Mapping[str, int]) -> None:
+        """After the decision: the prompt is now (about to be) cached there; the session goes there."""
+        self._decisions += 1
+        if cached.get(backend):
+            self._hits += 1
+        index = self.indexes.get(backend)
+        if index is not None and view.prefix_blocks and self.prefix_aware:
+            index.insert(view.prefix_blocks)
+        if session is not None:
+            sessions = self.sessions
+            sessions[session] = backend
+            sessions.move_to_end(session)
+            if len(sessions) > MAX_SESSIONS:
+                sessions.popitem(last=False)
+
+    def state(self) -> dict[str, object]:
+        return {
+            "models": self.models.state(),
+            "prefix_aware": self.prefix_aware,
+            "prefix_index_blocks": {n: len(i) for n, i in self.indexes.items()},
+            "prefix_index_capacity": {n: i.capacity for n, i in self.indexes.items()},
+            "decisions_with_cached_prefix": self._hits, "decisions": self._decisions,
+            "sessions": len(self.sessions),
+        }

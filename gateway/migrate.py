@@ -242,7 +242,8 @@ class Migrator:
         payload = orjson.dumps(body)
         leaving = live.backend
         members = self.pool.groups.get(leaving.group, [])
-        arriving = [b for b in members if b.role == to and b.routable(time.monotonic())]
+        off = ctx.routed.off_model  # never a server without the request's model
+        arriving = [b for b in members if b.role == to and b not in off and b.routable(time.monotonic())]
         for backend in [*arriving, leaving]:
             headers = ctx.headers if backend.auth is None else {**ctx.headers, "Authorization": backend.auth}
             answered = await self._first_bytes(backend, ctx, payload, headers)

@@ -118,6 +118,13 @@ ROWS: tuple[Row, ...] = (
         ), width=8, description="Each switch co-runs both servers while the old one drains. One line per gateway "
                                 "replica, as SpecgateRegimeFlapping counts them (a sum would count one switch once "
                                 "per replica). More than a few an hour means the mix sits near 1."),
+        Panel("Live migration: requests moved on a switch, by reason", (
+            Target(f"sum by (reason) (increase(specgate_migrations_total[{RI}]))", "{{reason}}"),
+            Target(f"sum(rate(specgate_migration_seconds_sum[{RI}])) / "
+                   f"clamp_min(sum(rate(specgate_migration_seconds_count[{RI}])), 1e-9)", "mean seconds to resume"),
+        ), width=8, description="With SPECGATE_MIGRATION on, a switch moves the leaving server's running streams "
+                                "to the arriving server (switch); not_worth: left to finish where they were (their "
+                                "re-prefill would cost more than what they had left)."),
     )),
     Row("Speculative acceptance", (
         Panel("Learned tokens per step (mean acceptance length), by class", (

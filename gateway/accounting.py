@@ -84,7 +84,7 @@ class Accounting:
         if d.predicted_e2e_s is not None and role == d.role:
             m.observed(m.predicted, role, cls).observe(d.predicted_e2e_s)
             m.observed(m.prediction_error, role).observe(abs(d.predicted_e2e_s - e2e) / max(e2e, 1e-6))
-        if tokens and ctx.routed.features.n == 1:
+        if tokens and ctx.routed.features.n == 1 and not outcome.moves:  # a moved request ran on two servers
             self.learner.observe(Observation(
                 role=role, task_class=ctx.routed.learner_class or cls, bucket=ctx.routed.bucket,
                 prompt_tokens=ctx.routed.features.prompt_tokens, structured=ctx.routed.features.structured_output,
@@ -110,4 +110,6 @@ class Accounting:
             "load_self": loads.load_self, "co_runners": loads.co_runners, "group": backend.group,
             "temperature": ctx.routed.bucket,
         }
+        if outcome.moves:  # live migration: the roles it moved to, in order (`backend` is where it started)
+            line["moved"] = ",".join(outcome.moves)
         self.access.write(line)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from aiohttp import web
 
@@ -25,3 +26,4 @@ class Context:
     first_byte_timeout_s: float
     attempts: int = 0
     overhead_recorded: bool = False
+    movable: dict[str, Any] | None = None  # live migration: the parsed body of a stream that may move

@@ -41,6 +41,8 @@ class Metrics:
                     family.labels(role, cls)
             self.prediction_error.labels(role)
             self.learned_step.labels(role)
+        for reason in ("switch", "resume_on_leaving", "not_worth", "resume_failed"):
+            self.migrations.labels(reason)
 
     def _request_metrics(self, r: CollectorRegistry) -> None:
         """Per request: counts, decisions, latencies, tokens, predictions, the gateway's own overhead."""
@@ -115,6 +117,13 @@ class Metrics:
                                       "cost with its baseline server carrying them over with its speculative server "
                                       "(above 1: speculation pays)", ["group"], registry=r,
                                       multiprocess_mode="mostrecent")
+        self.migrations = Counter("specgate_migrations", "Live migration: running requests moved on a regime switch "
+                                  "(reason switch, or resume_on_leaving when the arriving server refused), and "
+                                  "those left in place (not_worth) or lost to a failed resume (resume_failed)",
+                                  ["reason"], registry=r)
+        self.migration_latency = Histogram("specgate_migration_seconds", "Live migration: from closing a request's "
+                                           "stream on the leaving server to the resumed request's first bytes",
+                                           buckets=TTFT_BUCKETS, registry=r)
 
     def _traffic_shape(self, r: CollectorRegistry) -> None:
         """The traffic's shape, for `specgate plan --from`: per class and temperature bucket, and since when."""

@@ -35,6 +35,7 @@ from gateway.core.protocol import (
 from gateway.intake import Intake
 from gateway.logevents import event_line, log_event
 from gateway.metrics import Metrics
+from gateway.migrate import Migrator
 from gateway.relay import TOTAL_TIMEOUT, Outcome, Relay, close_client, first_byte_timeout, pump
 from gateway.router import Router
 from gateway.settings import Settings
@@ -70,6 +71,7 @@ class Proxy:
         self.intake = Intake(settings)
         self.accounting = Accounting(settings, pool, learner, metrics)
         self.stopping = False  # set when the drain is over: streams cancelled from then on say why
+        self.migrator = Migrator(settings, pool, router, learner, metrics) if settings.migration else None
         self._streams: set[asyncio.Task[Any]] = set()
 
     async def end_streams(self, wait_s: float) -> None:
@@ -95,6 +97,9 @@ class Proxy:
         headers["Content-Type"] = "application/json"
         ctx = Context(request, endpoint, t0, rid, routed, view.stream, changed is not None,
                       raw if changed is None else changed, headers, first_byte_timeout(self.settings, view))
+        if self.migrator is not None:
+            self.migrator.switched()  # a switch this decision made moves the leaving server's streams
+            self.migrator.prepare(ctx)
         return await self._with_failover(ctx)
 
     async def _with_failover(self, ctx: Context) -> web.StreamResponse:
@@ -207,6 +212,10 @@ class Proxy:
                 if 300 <= resp.status < 400:
                     raise UpstreamFailure("protocol", f"upstream answered a redirect ({resp.status}); not followed",
                                           suspect=True)
+                if resp.status == 200 and ctx.movable is not None and not ctx.stream:  # streamed upstream, joined
+                    first = await _readany_or_fail(resp)
+                    deadline.reschedule(None)
+                    return await self._join_answer(ctx, backend, resp, first, outcome)
                 if ctx.stream and resp.status == 200:
                     first = await _readany_or_fail(resp)
                     if not first:
@@ -253,6 +262,8 @@ class Proxy:
         headers["X-Accel-Buffering"] = "no"
         out = web.StreamResponse(status=200, headers=headers)
         await out.prepare(ctx.request)
+        if ctx.movable is not None and self.migrator is not None:
+            return await self._relay_movable(ctx, backend, resp, first, outcome, out)
         tap = SseTap(strip_usage=ctx.strip_usage, chat=ctx.endpoint == CHAT)
         relay = Relay(out, tap)
         task = asyncio.current_task()
@@ -290,6 +301,51 @@ class Proxy:
             return out
         outcome.status = "200"
         self.pool.record_success(backend)  # only a stream that ended cleanly clears the failure count
+        await out.write_eof()
+        return out
+
+    async def _join_answer(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
+                           outcome: Outcome) -> web.Response:
+        """A movable non-streamed request: its answer joined from the upstream stream (`gateway.migrate`)."""
+        assert self.migrator is not None
+        self.migrator.client = self.client
+        error, data = await self.migrator.collect(ctx, backend, resp, first, outcome)
+        outcome.ttft_s = time.perf_counter() - ctx.t0  # as for any non-streamed answer: when the whole answer came
+        if error is not None:  # nothing reached the client yet: the request is tried again
+            raise UpstreamFailure("midstream", error, suspect=True)
+        outcome.status = "200"
+        self.pool.record_success(backend)
+        headers = self._headers(ctx, backend)
+        headers["Content-Type"] = "application/json"
+        return web.Response(status=200, body=data, headers=headers)
+
+    async def _relay_movable(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
+                             outcome: Outcome, out: web.StreamResponse) -> web.StreamResponse:
+        """A stream that may move to the other server of its GPU on a switch (`gateway.migrate`)."""
+        assert self.migrator is not None
+        self.migrator.client = self.client
+        task = asyncio.current_task()
+        assert task is not None
+        self._streams.add(task)
+        try:
+            error = await self.migrator.stream(ctx, backend, resp, first, self.migrator.relay(ctx, out), outcome)
+        except asyncio.CancelledError:
+            if self.stopping:
+                with contextlib.suppress(Exception):
+                    await Relay(out, SseTap(strip_usage=False, chat=False)).error("gateway shutting down", outcome)
+            raise
+        finally:
+            self._streams.discard(task)
+        if error is not None:
+            if error == "client_stalled":
+                outcome.status = "aborted"
+            else:
+                await Relay(out, SseTap(strip_usage=False, chat=False)).error(error, outcome)
+            _warn(event="midstream_error", id=ctx.request_id, backend=backend.name, error=error)
+            close_client(ctx.request)
+            return out
+        outcome.status = "200"
+        self.pool.record_success(backend)
         await out.write_eof()
         return out
 

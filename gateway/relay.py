@@ -33,6 +33,7 @@ class Outcome:
     completion_tokens: int | None = None
     steps: int | None = None
     gpu_prompts_at_first: tuple[int, int] | None = None  # `BackendPool.gpu_prompts` when the first chunk came
+    moves: tuple[str, ...] = ()  # live migration: the roles the request moved to, in order
 
 
 class Relay:

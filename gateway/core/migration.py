@@ -1,0 +1,290 @@
+"""Pure rules of live migration: which running request may move, what it is resumed with, and how the client's
+one stream is joined from the parts (plain data in, plain data out; `gateway/migrate.py` does the I/O).
+
+A request moves from the server a shared GPU is leaving to the one it switches to: the leaving stream is closed
+(vLLM aborts the request) and the request is resumed on the arriving server from the last byte relayed, as vLLM's
+`ChatCompletionRequest` allows (`continue_final_message: true, add_generation_prompt: false`: the partial answer
+is the final assistant message, left open) or, for completions, as prompt + text so far. `max_tokens` and
+`max_completion_tokens` shrink by the tokens already generated. The client sees one stream: the first part's
+`id`, `created` and `model` on every chunk, the resumed part's role chunk dropped, one `finish_reason`, and usage
+with the original prompt counted once and the parts' completion tokens summed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+REMAINING_FLOOR = 0.1  # a request past its predicted end is taken to have this share of its prediction left
+STRUCTURED_FORMATS = frozenset({"json_schema", "json_object", "structural_tag", "grammar", "regex"})
+
+
+def not_movable(chat: bool, body: Mapping[str, Any]) -> str | None:
+    """Why a request cannot resume faithfully from its text (a short stable token), or None when it can."""
+    if body.get("n", 1) not in (1, None) or body.get("best_of") not in (None, 1):
+        return "n"
+    if body.get("echo"):
+        return "echo"
+    if body.get("logprobs") not in (None, False) or body.get("top_logprobs") or body.get("prompt_logprobs") is not None:
+        return "logprobs"
+    if body.get("tools") or body.get("tool_choice") not in (None, "none"):
+        return "tools"
+    fmt = body.get("response_format")
+    guided = any(key.startswith("guided_") and value is not None for key, value in body.items())
+    if (isinstance(fmt, Mapping) and fmt.get("type") in STRUCTURED_FORMATS) or guided \
+            or body.get("structured_outputs") is not None:
+        return "structured"  # the grammar's state is not resumable from text
+    if body.get("seed") is not None:
+        return "seed"  # the resumed sampler would not draw what the first one would have
+    if body.get("return_tokens_as_token_ids"):
+        return "token_ids"
+    if chat:
+        if not isinstance(body.get("messages"), list) or body.get("continue_final_message") \
+                or body.get("add_generation_prompt") is False:
+            return "shape"
+    elif not isinstance(body.get("prompt"), str) or body.get("suffix") is not None:
+        return "shape"
+    return None
+
+
+def remaining_s(expected_tokens: float, generated: int, tokens_per_step: float, step_s: float) -> float:
+    """The predicted seconds a running request has left on its server: the tokens it is expected to produce beyond
+    those it has (a request past its expected length: a tenth of that length), at the server's pace."""
+    left = max(expected_tokens - generated, REMAINING_FLOOR * expected_tokens)
+    return left / max(tokens_per_step, 1.0) * step_s
+
+
+def worth_moving(remaining: float, prompt_tokens: int, generated_tokens: int, prefill_s_per_token: float) -> bool:
+    """A request moves when what it has left on the leaving server exceeds the arriving server's prefill of its
+    prompt plus the text so far (the price of a move: the arriving server has none of it cached)."""
+    return remaining > prefill_s_per_token * (prompt_tokens + generated_tokens)
+
+
+def resume_body(chat: bool, body: Mapping[str, Any], text: str, tokens: int) -> dict[str, Any] | None:
+    """The request that continues `body` after `text` (`tokens` completion tokens); None when its token budget
+    is spent (nothing left to resume)."""
+    out = dict(body)
+    for key in ("max_tokens", "max_completion_tokens"):
+        limit = body.get(key)
+        if isinstance(limit, int) and not isinstance(limit, bool):
+            if limit - tokens < 1:
+                return None
+            out[key] = limit - tokens
+    least = body.get("min_tokens")
+    if isinstance(least, int) and not isinstance(least, bool):
+        out["min_tokens"] = max(least - tokens, 0)
+    if chat:
+        out["messages"] = [*body["messages"], {"role": "assistant", "content": text}]
+        out["continue_final_message"] = True
+        out["add_generation_prompt"] = False
+    else:
+        out["prompt"] = body["prompt"] + text
+    out["stream"] = True
+    out["stream_options"] = {"include_usage": True, "continuous_usage_stats": True}
+    return out
+
+
+def stop_strings(body: Mapping[str, Any]) -> tuple[str, ...]:
+    stop = body.get("stop")
+    if isinstance(stop, str):
+        return (stop,) if stop else ()
+    if isinstance(stop, list):
+        return tuple(s for s in stop if isinstance(s, str) and s)
+    return ()
+
+
+@dataclass(slots=True)
+class SeamCut:
+    """Stop strings after a seam: the arriving server never saw the text before it as output, so a stop that
+    starts there and ends in the continuation is found here, on the joined text. Continuation text that could
+    still be the start of a stop is held back; where a stop completes, the continuation is cut (at the stop's
+    start, or its end with `include_stop_str_in_output`; text relayed before the seam cannot be taken back)."""
+
+    joined: str  # the text relayed before the seam (its tail is enough) ...
+    stops: tuple[str, ...]
+    include: bool = False
+    emitted: int = -1  # ... and how much of `joined` has been relayed (set from `joined` at the start)
+    seam: int = -1
+    before_seam: int = 0  # of the stop string that ended the answer: the characters relayed before the seam
+
+    def __post_init__(self) -> None:
+        longest = max((len(s) for s in self.stops), default=1)
+        self.joined = self.joined[-(longest - 1):] if longest > 1 else ""
+        self.emitted = self.seam = len(self.joined)
+
+    def feed(self, delta: str) -> tuple[str, str | None]:
+        """The text to relay now, and the stop string that ended the answer (None: not stopped)."""
+        start = len(self.joined)
+        self.joined += delta
+        hit: tuple[int, str] | None = None
+        for s in self.stops:
+            i = self.joined.find(s, max(self.seam - len(s) + 1, start - len(s) + 1, 0))
+            if i >= 0 and (hit is None or i < hit[0]):
+                hit = (i, s)
+        if hit is not None:
+            self.before_seam = max(self.seam - hit[0], 0)
+            cut = max(hit[0] + len(hit[1]) if self.include else hit[0], self.emitted)
+            out = self.joined[self.emitted:cut]
+            self.emitted = cut
+            return out, hit[1]
+        held = _open_stop(self.joined, self.stops)
+        upto = max(len(self.joined) - held, self.emitted)
+        out = self.joined[self.emitted:upto]
+        self.emitted = upto
+        return out, None
+
+    def flush(self) -> str:
+        """The held text, when the answer ends without a stop."""
+        out = self.joined[self.emitted:]
+        self.emitted = len(self.joined)
+        return out
+
+
+def _open_stop(text: str, stops: tuple[str, ...]) -> int:
+    """The length of the longest end of `text` that is a proper start of a stop string (0: none)."""
+    best = 0
+    for s in stops:
+        for k in range(min(len(s) - 1, len(text)), best, -1):
+            if text.endswith(s[:k]):
+                best = k
+                break
+    return best
+
+
+@dataclass(slots=True)
+class StreamJoin:
+    """The client's one stream, joined from the parts of a request that moved (SSE event objects in and out)."""
+
+    chat: bool
+    client_usage: bool  # the client asked for the final usage event
+    client_continuous: bool  # ... and for usage on every chunk
+    stops: tuple[str, ...] = ()
+    include_stop: bool = False
+    ident: dict[str, Any] | None = None  # the first part's id, created, model (and object)
+    text: str = ""  # the answer's text relayed so far
+    tokens: int = 0  # completion tokens of the parts before the current one
+    part_tokens: int = 0  # ... and of the current part, from its continuous usage
+    prompt_tokens: int | None = None  # the original prompt's, from the first part
+    part: int = 0
+    finished: bool = False  # a finish_reason has been relayed ...
+    finish_reason: str | None = None  # ... this one, with this stop_reason
+    stop_reason: Any = None
+    stopped: str | None = None  # the stop string the joiner cut the answer at
+    usage_sent: bool = False
+    content_events: int = 0
+    cut: SeamCut | None = field(default=None)
+
+    @property
+    def completion_tokens(self) -> int:
+        return self.tokens + self.part_tokens
+
+    def seam(self) -> None:
+        """The current part ends here; the next events are the resumed request's."""
+        self.tokens += self.part_tokens
+        self.part_tokens = 0
+        self.part += 1
+        self.cut = SeamCut(self.text, self.stops, self.include_stop) if self.stops else None
+
+    def usage(self) -> dict[str, int]:
+        prompt = self.prompt_tokens or 0
+        return {"prompt_tokens": prompt, "total_tokens": prompt + self.completion_tokens,
+                "completion_tokens": self.completion_tokens}
+
+    def event(self, obj: dict[str, Any]) -> list[dict[str, Any]]:
+        """The events to relay for one upstream event (none, while held back or after the joiner cut)."""
+        if self.stopped is not None:
+            return []
+        if self.ident is None:
+            self.ident = {k: obj[k] for k in ("id", "created", "model") if k in obj}
+        else:
+            obj.update(self.ident)
+        usage = obj.get("usage")
+        if isinstance(usage, dict):
+            self._read_usage(usage)
+        choices = obj.get("choices")
+        if choices == []:  # the final usage-only event
+            if not self.client_usage or self.usage_sent:
+                return []
+            self.usage_sent = True
+            obj["usage"] = self.usage()
+            return [obj]
+        if isinstance(usage, dict) or "usage" in obj:
+            if self.client_continuous:
+                obj["usage"] = self.usage()
+            else:
+                del obj["usage"]
+        if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], dict):
+            return [obj]
+        return self._choice(obj, choices[0])
+
+    def _read_usage(self, usage: dict[str, Any]) -> None:
+        tokens, prompt = usage.get("completion_tokens"), usage.get("prompt_tokens")
+        if isinstance(tokens, int):
+            self.part_tokens = tokens
+        if self.part == 0 and isinstance(prompt, int):
+            self.prompt_tokens = prompt
+        elif self.prompt_tokens is None and isinstance(prompt, int):  # no usage from the first part: its text
+            self.prompt_tokens = max(prompt - self.tokens, 0)
+
+    def _choice(self, obj: dict[str, Any], choice: dict[str, Any]) -> list[dict[str, Any]]:
+        holder: dict[str, Any] = choice.get("delta", {}) if self.chat else choice
+        if not isinstance(holder, dict):
+            return [obj]
+        key = "content" if self.chat else "text"
+        content = holder.get(key)
+        finish = choice.get("finish_reason")
+        if self.part and self.chat and "role" in holder:
+            del holder["role"]
+            if not content and finish is None and len(holder) <= 1:
+                return []  # the resumed request's role chunk: the client had it from the first part
+        if self.cut is not None and isinstance(content, str):
+            emit, stop = self.cut.feed(content)
+            if stop is None and finish is not None:
+                emit += self.cut.flush()
+            if stop is not None:
+                self.stopped = stop
+                choice["finish_reason"] = finish = "stop"
+                if "stop_reason" in choice:
+                    choice["stop_reason"] = stop
+            holder[key] = content = emit
+            if not emit and finish is None:
+                return []
+        elif self.cut is not None and finish is not None:
+            holder[key] = content = (content or "") + self.cut.flush()
+        if isinstance(content, str):
+            self.text += content
+            if content:
+                self.content_events += 1
+        if finish is not None:
+            self.finished, self.finish_reason = True, finish
+            self.stop_reason = self.stopped if self.stopped is not None else choice.get("stop_reason")
+        return [obj]
+
+    def closing(self) -> list[dict[str, Any]]:
+        """After the joiner cut the answer: the usage event the client asked for (the upstream is closed)."""
+        if not self.client_usage or self.usage_sent or self.ident is None:
+            return []
+        self.usage_sent = True
+        return [{**self.ident, "object": "chat.completion.chunk" if self.chat else "text_completion",
+                 "choices": [], "usage": self.usage()}]
+
+
+def joined_answer(join: StreamJoin) -> dict[str, Any]:
+    """A non-streamed answer from its joined parts, in vLLM's shape. A stop string that straddles a seam is cut
+    from its start here (nothing had reached the client), unless `include_stop_str_in_output`."""
+    text = join.text
+    if join.stopped is not None and join.cut is not None and not join.include_stop and join.cut.before_seam:
+        text = text[:len(text) - join.cut.before_seam]
+    ident = join.ident or {}
+    if join.chat:
+        message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None, "annotations": None,
+                                   "audio": None, "function_call": None, "tool_calls": [], "reasoning_content": None}
+        choice: dict[str, Any] = {"index": 0, "message": message, "logprobs": None,
+                                  "finish_reason": join.finish_reason, "stop_reason": join.stop_reason}
+    else:
+        choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": join.finish_reason,
+                  "stop_reason": join.stop_reason, "prompt_logprobs": None}
+    return {"id": ident.get("id"), "object": "chat.completion" if join.chat else "text_completion",
+            "created": ident.get("created"), "model": ident.get("model"), "choices": [choice], "usage": join.usage(),
+            "prompt_logprobs": None, "kv_transfer_params": None}

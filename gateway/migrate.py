@@ -1,0 +1,283 @@
+"""Live migration: when a shared GPU switches regime, the leaving server's running, movable streams move to the
+arriving server (`gateway.core.migration` decides and joins; this module does the I/O).
+
+A movable stream is relayed event by event (never half an event, so the client has exactly the text the resume
+starts from). On a switch the router records, `Migrator.switched` picks the leaving server's streams whose
+predicted remaining time exceeds their re-prefill on the arriving server and closes their upstream responses
+(vLLM aborts a request whose connection closes); each stream's own task then sends the resume to the arriving
+server of the same GPU group (the leaving one if that fails) and relays it joined onto the client's stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import orjson
+from aiohttp import web
+
+from gateway.backends import Backend, BackendPool
+from gateway.context import Context
+from gateway.core.costmodel import Role
+from gateway.core.learner import Learner
+from gateway.core.migration import (
+    StreamJoin,
+    joined_answer,
+    not_movable,
+    remaining_s,
+    resume_body,
+    stop_strings,
+    worth_moving,
+)
+from gateway.core.protocol import CHAT
+from gateway.logevents import log_event
+from gateway.metrics import Metrics
+from gateway.relay import TOTAL_TIMEOUT, Outcome, Relay, pump
+from gateway.router import Router
+from gateway.settings import Settings
+from gateway.streaming import SseTap
+from gateway.upstream import CLIENT_ERRORS, UpstreamClient
+
+log = logging.getLogger("specgate.migrate")
+
+
+class Stopped(Exception):
+    """The joiner cut the answer at a stop string that straddles a seam: the upstream is no longer read."""
+
+
+@dataclass(slots=True, eq=False)
+class Live:
+    """One movable stream while it runs."""
+
+    ctx: Context
+    body: dict[str, Any]
+    join: StreamJoin
+    backend: Backend
+    resp: aiohttp.ClientResponse
+    move_to: Role | None = None
+    moved_at: float = 0.0
+    moves: list[str] = field(default_factory=list)  # the roles it moved to, in order
+
+
+class JoinRelay(Relay):
+    """The client side of a movable stream: whole events only, each passed through the joiner."""
+
+    def __init__(self, out: web.StreamResponse | None, join: StreamJoin) -> None:
+        """`out` None: a non-streamed request's parts, joined and not written anywhere."""
+        super().__init__(out, SseTap(strip_usage=False, chat=join.chat))  # type: ignore[arg-type]
+        self.join = join
+        self.buf = bytearray()
+        self.done = False
+
+    async def send(self, chunk: bytes) -> None:
+        self.buf += chunk
+        end = self.buf.rfind(b"\n\n")
+        if end < 0:
+            return
+        whole = bytes(self.buf[:end + 2])
+        del self.buf[:end + 2]
+        out: list[bytes] = []
+        for event in whole.split(b"\n\n"):
+            data = b"\n".join(line[5:].lstrip(b" ") for line in event.split(b"\n") if line.startswith(b"data:"))
+            if not data:
+                continue
+            if data == b"[DONE]":
+                self.done = True
+                out.append(b"data: [DONE]\n\n")
+                continue
+            try:
+                obj = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                out.append(event + b"\n\n")
+                continue
+            out.extend(b"data: " + orjson.dumps(o) + b"\n\n" for o in self.join.event(obj))
+        if out:
+            await self._write(b"".join(out))
+        if self.join.stopped is not None:
+            raise Stopped
+
+    async def _write(self, data: bytes) -> None:
+        if self.out is None:
+            return
+        await self.out.write(data)
+        self.last_out = data
+
+    async def close_cut(self) -> None:
+        """The answer was cut at a stop: the usage the client asked for, then [DONE]."""
+        tail = b"".join(b"data: " + orjson.dumps(o) + b"\n\n" for o in self.join.closing())
+        await self._write(tail + b"data: [DONE]\n\n")
+
+
+class Migrator:
+    def __init__(self, settings: Settings, pool: BackendPool, router: Router, learner: Learner,
+                 metrics: Metrics) -> None:
+        self.settings, self.pool, self.router, self.learner, self.metrics = settings, pool, router, learner, metrics
+        self.live: dict[str, set[Live]] = {g: set() for g in router.regimes}
+        self._roles = {g: r.role for g, r in router.regimes.items()}
+        self.client: UpstreamClient | None = None
+
+    def switched(self) -> None:
+        """After a routing decision: move the running streams off each GPU whose regime just switched."""
+        for group, state in self.router.regimes.items():
+            if state.role != self._roles.get(group):
+                self._roles[group] = state.role
+                self._move_group(group, state.role)
+
+    def _move_group(self, group: str, to: Role) -> None:
+        now = time.monotonic()
+        lrn = self.learner
+        prefill = lrn.prefill_s_per_token(to)
+        for live in self.live.get(group, ()):
+            leaving = live.backend
+            if leaving.role == to or live.move_to is not None or live.join.finished:
+                continue
+            r, f = live.ctx.routed, live.ctx.routed.features
+            tps = lrn.tokens_per_step_posterior(r.task_class, r.bucket)[0] if leaving.role == "speculative" else 1.0
+            step = lrn.step_model(leaving.role).own_s(max(self.pool.load(leaving, now), 1.0))
+            expected = lrn.output_tokens(r.task_class, r.bucket, f.max_tokens, f.max_tokens_given)
+            left = remaining_s(expected, live.join.completion_tokens, tps, step)
+            budget = f.max_tokens - live.join.completion_tokens if f.max_tokens_given else None
+            if (budget is not None and budget < 2) or \
+                    not worth_moving(left, f.prompt_tokens, live.join.completion_tokens, prefill):
+                self.metrics.counted(self.metrics.migrations, "not_worth").inc()
+                continue
+            live.move_to, live.moved_at = to, now
+            live.resp.close()  # vLLM aborts the request; the stream's task resumes it on `to`
+
+    def prepare(self, ctx: Context) -> None:
+        """Mark a request to a shared GPU that may move on a switch. Its upstream is asked for a stream (a
+        non-streamed request too: the gateway joins its answer) with usage on every chunk (the tokens so far, which
+        the resume's `max_tokens` and the joined usage need)."""
+        backend = self.pool.by_name(ctx.routed.decision.backend, time.monotonic())
+        if backend is None or backend.group not in self.router.regimes:
+            return
+        body = orjson.loads(ctx.payload)
+        if not isinstance(body, dict) or not_movable(ctx.endpoint == CHAT, body) is not None:
+            return
+        ctx.movable = body
+        options = body.get("stream_options")
+        ctx.payload = orjson.dumps({**body, "stream": True, "stream_options": {
+            **(options if isinstance(options, dict) else {}), "include_usage": True, "continuous_usage_stats": True}})
+
+    async def collect(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
+                      outcome: Outcome) -> tuple[str | None, bytes]:
+        """A movable non-streamed request: its upstream stream joined into one answer (moving it on switches); the
+        error that ended it, if any, and the answer's JSON."""
+        body = ctx.movable
+        assert body is not None
+        join = self._join(ctx, body, client_usage=True, continuous=False)
+        relay = JoinRelay(None, join)
+        error = await self.stream(ctx, backend, resp, first, relay, outcome)
+        return error, orjson.dumps(joined_answer(join))
+
+    def relay(self, ctx: Context, out: web.StreamResponse) -> JoinRelay:
+        """The client side of a movable stream."""
+        body = ctx.movable
+        assert body is not None
+        options = body.get("stream_options")
+        continuous = isinstance(options, dict) and bool(options.get("continuous_usage_stats"))
+        return JoinRelay(out, self._join(ctx, body, not ctx.strip_usage, continuous))
+
+    @staticmethod
+    def _join(ctx: Context, body: dict[str, Any], client_usage: bool, continuous: bool) -> StreamJoin:
+        return StreamJoin(ctx.endpoint == CHAT, client_usage, continuous, stop_strings(body),
+                          bool(body.get("include_stop_str_in_output")))
+
+    async def stream(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
+                     relay: JoinRelay, outcome: Outcome) -> str | None:
+        """Relay a movable stream to its end, moving it on switches; the error that ended it, if any."""
+        body, join = ctx.movable, relay.join
+        assert body is not None
+        live = Live(ctx, body, join, backend, resp)
+        group = self.live.setdefault(backend.group, set())
+        group.add(live)
+        try:
+            error = await self._parts(live, relay, first)
+        finally:
+            group.discard(live)
+            if live.resp is not resp:  # a resumed response is ours to close (the proxy closes the first)
+                live.resp.close()
+            if live.backend is not backend:  # the proxy releases the backend it acquired
+                self.pool.release(live.backend)
+                self.pool.acquire(backend)
+            outcome.moves = tuple(live.moves)
+            outcome.completion_tokens, outcome.steps = join.completion_tokens, join.content_events
+        if error is None and not relay.done and join.stopped is None:
+            error = "upstream stream ended without [DONE]"
+        if error is not None and error not in ("client_stalled", TOTAL_TIMEOUT):
+            self.pool.record_failure(live.backend, "midstream")
+        return error
+
+    async def _parts(self, live: Live, relay: JoinRelay, first: bytes) -> str | None:
+        gaps = self.metrics.observed(self.metrics.inter_chunk, live.backend.role, live.ctx.routed.task_class)
+        while True:
+            try:
+                error = await pump(live.resp, relay, first, self.settings.idle_timeout_s, gaps)
+            except Stopped:
+                live.resp.close()
+                await relay.close_cut()
+                return None
+            to = live.move_to
+            if to is None or relay.done:
+                return error
+            resumed = await self._resume(live, to)
+            if resumed is None:
+                self.metrics.counted(self.metrics.migrations, "resume_failed").inc()
+                return "upstream stream ended and the request could not be resumed"
+            first = resumed
+            relay.buf.clear()  # half an event of the part that was cut: never relayed, never resumed from
+            live.move_to = None
+
+    async def _resume(self, live: Live, to: Role) -> bytes | None:
+        """Send the resume to the arriving server of the GPU group (else back to the leaving one); its first bytes."""
+        ctx, join = live.ctx, live.join
+        join.seam()
+        body = resume_body(ctx.endpoint == CHAT, live.body, join.text, join.tokens)
+        if body is None:
+            return None
+        payload = orjson.dumps(body)
+        leaving = live.backend
+        members = self.pool.groups.get(leaving.group, [])
+        off = ctx.routed.off_model  # never a server without the request's model
+        arriving = [b for b in members if b.role == to and b not in off and b.routable(time.monotonic())]
+        for backend in [*arriving, leaving]:
+            headers = ctx.headers if backend.auth is None else {**ctx.headers, "Authorization": backend.auth}
+            answered = await self._first_bytes(backend, ctx, payload, headers)
+            if answered is None:
+                continue
+            resp, first = answered
+            self.pool.release(live.backend)
+            self.pool.acquire(backend, ctx.routed.features.prompt_tokens + join.tokens)
+            live.backend, live.resp = backend, resp
+            reason = "switch" if backend.role == to else "resume_on_leaving"
+            live.moves.append(backend.role)
+            self.metrics.counted(self.metrics.migrations, reason).inc()
+            self.metrics.observed(self.metrics.migration_latency).observe(time.monotonic() - live.moved_at)
+            log_event(log, logging.INFO, "request_moved", id=ctx.request_id, to=backend.name, role=backend.role,
+                      tokens=join.tokens, chars=len(join.text))
+            return first
+        return None
+
+    async def _first_bytes(self, backend: Backend, ctx: Context, payload: bytes,
+                           headers: dict[str, str]) -> tuple[aiohttp.ClientResponse, bytes] | None:
+        """The resumed request's response and first bytes from `backend`, or None when it does not answer 200."""
+        assert self.client is not None
+        resp: aiohttp.ClientResponse | None = None
+        try:
+            async with asyncio.timeout(ctx.first_byte_timeout_s):
+                resp = await self.client.post(backend.url, ctx.endpoint, payload, headers)
+                if resp.status == 200 and (first := await resp.content.readany()):
+                    return resp, first
+        except (*CLIENT_ERRORS, TimeoutError):
+            pass
+        except BaseException:
+            if resp is not None:
+                resp.close()
+            raise
+        if resp is not None:
+            resp.close()
+        return None

@@ -7,7 +7,6 @@ request queues behind before its first token (on Mooncake-like 12-14k-token prom
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import NamedTuple
@@ -62,8 +61,9 @@ def _eligible(candidates: tuple[Candidate, ...], regimes: Mapping[str, Role], li
 def _worth_scoring(candidates: Sequence[Candidate]) -> list[Candidate]:
     """The candidates that can be cheapest: the predicted cost grows with a candidate's own load and with its
     co-runners' loads, so of each role only the least-loaded candidate with a GPU of its own and nothing queued (one
-    with queued prompts is always scored: its prefill queue is priced too), and the shared
-    candidates no other shared candidate of the role beats on both loads, need a prediction."""
+    with queued prompts is always scored: its prefill queue is priced too) needs a prediction. A shared candidate's
+    cost is not monotone in its own load (its share of the co-runners' wait, `costmodel`, falls as its batch
+    grows), so every shared candidate with loads of its own is scored; equal loads predict equal costs."""
     if len({c.role for c in candidates}) == len(candidates):  # one per role (a pair): nothing to prune
         return list(candidates)
     # plain loops, not comprehensions: this runs on every decision over every backend of a fleet
@@ -87,16 +87,9 @@ def _worth_scoring(candidates: Sequence[Candidate]) -> list[Candidate]:
             seen.add(key)
             shared[c.role].append((c.load, co, i, c))
             i += 1
-    # the Pareto front per role: in (load, co-load) order, a candidate is beaten iff one before it has no more co-load
-    front: list[tuple[int, Candidate]] = []
-    for entries in shared.values():
-        entries.sort()
-        lowest = math.inf
-        for _, co, i, c in entries:
-            if co < lowest:
-                front.append((i, c))
-                lowest = co
-    front.sort(key=itemgetter(0))
+    # no Pareto pruning of shared candidates by (load, co-load): a Hypothesis example (two baselines of one GPU,
+    # loads 1 and 2) had the busier one cheaper, and the pruned decision took the dearer
+    front = sorted(((i, c) for entries in shared.values() for _, _, i, c in entries), key=itemgetter(0))
     return [c for _, c in front] + list(own.values()) + queued
 
 

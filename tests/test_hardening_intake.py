@@ -10,7 +10,8 @@ import orjson
 import pytest
 
 from gateway.bench.kit.fake_vllm import FakePair
-from gateway.bench.kit.inproc import fast_settings, start_gateway
+from gateway.bench.kit.inproc import fast_settings, start_gateway, until
+from gateway.state import AppState
 
 pytestmark = pytest.mark.asyncio
 CHAT = "/v1/chat/completions"
@@ -66,7 +67,8 @@ async def test_a_medium_request_is_not_parsed_behind_huge_ones(fakes: FakePair) 
                 return status
 
             huge = [asyncio.create_task(timed("huge", empties(2 << 20))) for _ in range(3)]
-            await asyncio.sleep(0.05)  # the huge ones are in first
+            large = gw.app[AppState.key].proxy.intake.large
+            await until(lambda: large.queued >= 1)  # the huge ones are in first
             assert await timed("medium", medium(300_000)) == 200
             assert 503 not in await asyncio.gather(*huge)  # the fake backend refuses them (over its 1 MiB): 413
         assert order.index("medium") < 2, order  # not behind all of them (with one queue it was last)

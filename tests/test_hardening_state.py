@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from gateway import persist
 from gateway.bench.kit.fake_vllm import FakePair
-from gateway.bench.kit.inproc import fast_settings, start_gateway
+from gateway.bench.kit.inproc import fast_settings, start_gateway, until
 from gateway.core.learner import MAX_OUTPUT_TOKENS, Learner, Observation
 from gateway.core.learner_state import CLASS_KEYS, PRIOR_SPAN, export_state, import_state
 from gateway.settings import Settings
@@ -67,7 +67,14 @@ async def test_a_huge_output_estimate_in_the_state_file_is_clamped_and_the_gatew
                 assert r.status == 200, await r.text()
             async with s.get(gw.url + "/admin/state") as r:
                 assert r.status == 200
-            await asyncio.sleep(0.2)  # a few periodic saves
+            def saved_clamped() -> bool:  # a periodic save has written the clamped estimates back
+                try:
+                    entries = json.loads(path.read_text())["learner"]["log_output"].values()
+                except (OSError, ValueError, KeyError):
+                    return False
+                return all(entry[0] <= math.log(MAX_OUTPUT_TOKENS) for entry in entries)
+
+            await until(saved_clamped)
     finally:
         await gw.runner.cleanup()
     saved = json.loads(path.read_text())["learner"]["log_output"]
@@ -263,8 +270,8 @@ async def test_a_peer_body_over_the_cap_is_not_read_to_its_end() -> None:
         ok, lrn = await warm_start(endless, large)
         assert not ok
         assert lrn.tokens_per_step("structured", "greedy") == Settings().prior_tokens_per_step
-        await asyncio.sleep(0.1)
-        assert endless.open == 0 and endless.sent < 32 * 1024 * 1024  # stopped well before its 64 MiB
+        await until(lambda: endless.open == 0)
+        assert endless.sent < 32 * 1024 * 1024  # stopped well before its 64 MiB
     finally:
         await endless.stop()
         await large.stop()
@@ -298,8 +305,7 @@ async def test_hung_peers_are_asked_at_once_under_one_deadline() -> None:
             taught().tokens_per_step("structured", "greedy"), rel=0.1)
         ok, _ = await warm_start(*hung, deadline_s=0.3)
         assert not ok  # all hung: one deadline for all, then the start goes on from the priors
-        await asyncio.sleep(0.1)
-        assert all(p.open == 0 for p in hung)  # the requests still open at the deadline were cancelled
+        await until(lambda: all(p.open == 0 for p in hung))  # the requests open at the deadline were cancelled
     finally:
         for p in (*hung, good):
             await p.stop()

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from gateway import persist
 from gateway.bench.kit.fake_vllm import FakePair
-from gateway.bench.kit.inproc import fast_settings, start_gateway, until
+from gateway.bench.kit.inproc import fast_settings, serve_app, start_gateway, until
 from gateway.core.learner import MAX_OUTPUT_TOKENS, Learner, Observation
 from gateway.core.learner_state import CLASS_KEYS, PRIOR_SPAN, export_state, import_state
 from gateway.settings import Settings
@@ -237,11 +237,7 @@ class Peer:
     async def start(self) -> str:
         app = web.Application()
         app.router.add_get("/admin/learner", self.handle)
-        self._runner = web.AppRunner(app, handler_cancellation=True)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
+        self._runner, self.url = await serve_app(app)
         return self.url
 
     async def stop(self) -> None:

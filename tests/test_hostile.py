@@ -25,7 +25,7 @@ from aiohttp import web
 
 from gateway.app import create_app
 from gateway.bench.kit.fake_vllm import FakeBackend
-from gateway.bench.kit.inproc import RunningGateway, fast_settings, until
+from gateway.bench.kit.inproc import RunningGateway, fast_settings, serve_app, until
 from gateway.bench.kit.procs import fake_pair_gateway
 from gateway.core.protocol import CHAT, request_view
 from gateway.server import GuardedSite, JsonLineFormatter, make_runner
@@ -61,11 +61,7 @@ class Upstream:
         if not self.models:
             app.router.add_get("/v1/models", _no_models)
         app.router.add_route("*", "/{tail:.*}", self._any)
-        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
+        self._runner, self.url = await serve_app(app)
         return self.url
 
     async def stop(self) -> None:

@@ -23,14 +23,20 @@ class RunningGateway:
 GatewayFactory = Callable[..., Awaitable[RunningGateway]]  # the `gateway_factory` fixture: settings overrides in
 
 
-async def start_gateway(settings: Settings) -> RunningGateway:
-    app = create_app(settings, registry=CollectorRegistry())
+async def serve_app(app: web.Application) -> tuple[web.AppRunner, str]:
+    """`app` served on 127.0.0.1 at a free port (handlers cancelled when their client goes): its runner and URL."""
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    return RunningGateway(runner, f"http://127.0.0.1:{port}", app)
+    return runner, f"http://127.0.0.1:{port}"
+
+
+async def start_gateway(settings: Settings) -> RunningGateway:
+    app = create_app(settings, registry=CollectorRegistry())
+    runner, url = await serve_app(app)
+    return RunningGateway(runner, url, app)
 
 
 async def until(predicate: Callable[[], bool], timeout_s: float = 10.0, step_s: float = 0.01) -> None:

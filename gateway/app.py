@@ -68,6 +68,8 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
     client = state.proxy.client = UpstreamClient(limit_per_origin=settings.max_connections_per_backend,
                                                  connect_timeout_s=settings.connect_timeout_s,
                                                  total_timeout_s=settings.total_timeout_s)
+    if state.proxy.migrator is not None:
+        state.proxy.migrator.client = client  # resumes go through the completion client
     health, scrapes = probe_session(SCRAPE_TIMEOUT_S), probe_session(SCRAPE_TIMEOUT_S)
     await persist.restore(session, settings, state.learner, state.router)
     tasks = [

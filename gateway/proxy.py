@@ -308,7 +308,6 @@ class Proxy:
                            outcome: Outcome) -> web.Response:
         """A movable non-streamed request: its answer joined from the upstream stream (`gateway.migrate`)."""
         assert self.migrator is not None
-        self.migrator.client = self.client
         error, data = await self.migrator.collect(ctx, backend, resp, first, outcome)
         outcome.ttft_s = time.perf_counter() - ctx.t0  # as for any non-streamed answer: when the whole answer came
         if error is not None:  # nothing reached the client yet: the request is tried again
@@ -323,7 +322,6 @@ class Proxy:
                              outcome: Outcome, out: web.StreamResponse) -> web.StreamResponse:
         """A stream that may move to the other server of its GPU on a switch (`gateway.migrate`)."""
         assert self.migrator is not None
-        self.migrator.client = self.client
         task = asyncio.current_task()
         assert task is not None
         self._streams.add(task)

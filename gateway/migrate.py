@@ -119,6 +119,7 @@ class Migrator:
         self.live: dict[str, set[Live]] = {g: set() for g in router.regimes}
         self._roles = {g: r.role for g, r in router.regimes.items()}
         self.client: UpstreamClient | None = None
+        router.migration_plan = self.plan  # a switch is priced net of what it would move
 
     def switched(self) -> None:
         """After a routing decision: move the running streams off each GPU whose regime just switched."""
@@ -129,24 +130,41 @@ class Migrator:
 
     def _move_group(self, group: str, to: Role) -> None:
         now = time.monotonic()
-        lrn = self.learner
-        prefill = lrn.prefill_s_per_token(to)
-        for live in self.live.get(group, ()):
-            leaving = live.backend
-            if leaving.role == to or live.move_to is not None or live.join.finished:
-                continue
-            r, f = live.ctx.routed, live.ctx.routed.features
-            tps = lrn.tokens_per_step_posterior(r.task_class, r.bucket)[0] if leaving.role == "speculative" else 1.0
-            step = lrn.step_model(leaving.role).own_s(max(self.pool.load(leaving, now), 1.0))
-            expected = lrn.output_tokens(r.task_class, r.bucket, f.max_tokens, f.max_tokens_given)
-            left = remaining_s(expected, live.join.completion_tokens, tps, step)
-            budget = f.max_tokens - live.join.completion_tokens if f.max_tokens_given else None
-            if (budget is not None and budget < 2) or \
-                    not worth_moving(left, f.prompt_tokens, live.join.completion_tokens, prefill):
+        for live, worth, _ in self._candidates(group, to, now):
+            if not worth:
                 self.metrics.counted(self.metrics.migrations, "not_worth").inc()
                 continue
             live.move_to, live.moved_at = to, now
             live.resp.close()  # vLLM aborts the request; the stream's task resumes it on `to`
+
+    def plan(self, group: str, to: Role) -> tuple[int, float]:
+        """What switching `group` to `to` now would move: how many streams, and their summed prefill on `to` (the
+        router prices a switch net of it: `gateway.core.regime.after_migration`)."""
+        movers = [reprefill for _, worth, reprefill in self._candidates(group, to, time.monotonic()) if worth]
+        return len(movers), sum(movers)
+
+    def _candidates(self, group: str, to: Role, now: float) -> list[tuple[Live, bool, float]]:
+        """The group's streams on the other role's server: each, whether it is worth moving to `to`, and its prefill
+        there (its prompt, less what that server's prefix cache holds of it as the router last saw it, plus the text
+        so far)."""
+        lrn = self.learner
+        prefill = lrn.prefill_s_per_token(to)
+        arriving = [b.name for b in self.pool.groups.get(group, []) if b.role == to]
+        out = []
+        for live in self.live.get(group, ()):
+            leaving = live.backend
+            if leaving.role == to or live.move_to is not None or live.join.finished:
+                continue
+            r, f, done = live.ctx.routed, live.ctx.routed.features, live.join.completion_tokens
+            tps = lrn.tokens_per_step_posterior(r.task_class, r.bucket)[0] if leaving.role == "speculative" else 1.0
+            step = lrn.step_model(leaving.role).own_s(max(self.pool.load(leaving, now), 1.0))
+            expected = lrn.output_tokens(r.task_class, r.bucket, f.max_tokens, f.max_tokens_given)
+            left = remaining_s(expected, done, tps, step)
+            budget = f.max_tokens - done if f.max_tokens_given else None
+            prompt = f.prompt_tokens - max((r.cached_tokens.get(name, 0) for name in arriving), default=0)
+            worth = not (budget is not None and budget < 2) and worth_moving(left, max(prompt, 0), done, prefill)
+            out.append((live, worth, prefill * (max(prompt, 0) + done)))
+        return out
 
     def prepare(self, ctx: Context) -> None:
         """Mark a request to a shared GPU that may move on a switch. Its upstream is asked for a stream (a

@@ -10,7 +10,7 @@ import math
 import random
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -33,12 +33,12 @@ from gateway.settings import Settings
 
 _log = logging.getLogger("specgate.router")
 MixKey = tuple[str, str, int, bool]  # (class, temperature bucket, max_tokens, whether the client set it)
+MigrationPlan = Callable[[str, Role], tuple[int, float]]  # (group, to) -> what a switch would move (`gateway.migrate`)
 
 REGIME_EVERY = 8  # decisions of a group between two recomputations of its mix ratio ...
 REGIME_EARLY = 16  # ... after its first decisions, each of which recomputes it first (a switch is cheapest early)
-# ... and at most every `regime_min_interval_s`: the mix is a window of up to `regime_window_requests` requests,
-# and recomputing it on every eighth decision cost ~5% of a request's CPU at 1,700 requests/s; at the rates where
-# the regime matters (tens of requests a second) 8 decisions take longer than the interval anyway
+# ... and at most every `regime_min_interval_s`: recomputing the mix (up to `regime_window_requests`) every eighth
+# decision cost ~5% of a request's CPU at 1,700 requests/s; where the regime matters 8 decisions take longer anyway
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +133,7 @@ class Router:
         self.running: dict[str, dict[Role, deque[Running]]] = {g: {r: deque(maxlen=512) for r in ROLES} for g in rs}
         self._totals: dict[str, tuple[dict[Role, float], int]] = {}  # per group: the last mix's totals, its size
         self.prices: dict[str, SwitchPrice] = {}  # per group: the last price of its pending switch
+        self.migration_plan: MigrationPlan | None = None  # live migration: (requests it would move, their re-prefill)
         if metrics is not None:  # a group that never switched reads 0 switches, not no data
             for group in self.regimes:
                 metrics.child(metrics.regime_switches, group)
@@ -273,16 +274,15 @@ class Router:
     def _price(self, group: str, to: Role, horizon: float, now: float) -> SwitchPrice:
         """The cost model's price of moving the group's GPU to `to` now (`gateway.core.regime.switch_price`)."""
         leaving, rate = OTHER_ROLE[to], known_rate(self.arrivals[group], now)
-        left = rg.remaining(self.running[group][leaving], round(self._load_of_role(group, leaving)), now)
+        moved, reprefill = self.migration_plan(group, to) if self.migration_plan is not None else (0, 0.0)
+        left = rg.after_migration(rg.remaining(self.running[group][leaving], round(self._load_of_role(group, leaving)),
+                                               now), moved)
         totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
         gain = rg.switch_gain(totals, samples, to, rate * horizon, self.regime_config.switch_margin)
         # the load `to` will carry: the group's arrivals times a request's cost there (Little), or the recent mean load
         carried = max(self._mean_load(group), rate * totals[to] / samples if samples and totals[to] else 0.0)
         models = {role: self.learner.step_model(role) for role in ROLES}
-        return rg.switch_price(left, models, rg.SWITCH_INTERFERENCE, to, carried, gain)
-
-    def _mix_samples(self, group: str, extra: _Recent | None = None) -> list[MixSample]:
-        return self._mix_window(group, extra)[0]
+        return rg.switch_price(left, models, rg.SWITCH_INTERFERENCE, to, carried, gain, reprefill_s=reprefill)
 
     def _mix_window(self, group: str, extra: _Recent | None = None) -> tuple[list[MixSample], list[MixKey],
                                                                              dict[MixKey, tuple[float, float, float]]]:
@@ -396,5 +396,5 @@ class Router:
     def _mix_summary(self, group: str) -> dict[str, float] | None:
         """What the group's mix ratio is computed from (`gateway.core.regime.mix_summary`)."""
         lrn, w = self.learner, self.regime_config.externality_weight
-        return rg.mix_summary(self._mix_samples(group), {role: lrn.step_model(role) for role in ROLES},
+        return rg.mix_summary(self._mix_window(group)[0], {role: lrn.step_model(role) for role in ROLES},
                            {role: lrn.prefill_s_per_token(role) for role in ROLES}, w)

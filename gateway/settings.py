@@ -80,6 +80,7 @@ class Settings(BaseSettings):
     regime_exception_arrivals: float = Field(0.2, ge=0.0, description="shared GPU: a request leaves the regime (idle or light GPU) only when at most this many of the group's requests are expected to arrive while it runs (its predicted duration x the group's recent arrival rate): they would time-share the GPU with it")
     # --- live migration
     migration: bool = Field(False, description="shared GPU: on a regime switch, move the leaving server's running streams whose predicted remaining time exceeds their re-prefill to the arriving server (aborted there, resumed from the text so far; docs/routing.md)")
+    regime_migration_dwell_s: float = Field(3.0, ge=0.0, description="shared GPU, with SPECGATE_MIGRATION on: the dwell (SPECGATE_REGIME_MIN_DWELL_S) is this instead, and a switch is priced net of the streams it would move (only the requests that stay co-run; the moved ones are prefilled again): a switch migration makes cheap can follow shorter phases of load")
     regime_speculation_max_load: float = Field(16.0, ge=0.0, description="shared GPU: no speculative regime while the GPU's recent mean load (requests running + waiting at each decision) is above this: the batch is already large, and the step models are least reliable there (like vLLM V0's --speculative-disable-by-batch-size and the dynamic-K schedule of deploy/gpu; n-gram paid up to c = 16 on the H200; mixed-high's mean dipped to 21 and a cap of 24 let the regime go speculative there)")
     regime_window_requests: int = Field(64, ge=1, description="shared GPU: recent requests whose mix decides the regime")
     thompson_sampling: bool = Field(True, description="fleet: sample a class's acceptance from its posterior when choosing a speculative server with its own GPU")
@@ -282,7 +283,8 @@ class Settings(BaseSettings):
             thompson=self.thompson_sampling, affinity_tie=self.session_affinity_tie)
 
     def regime_config(self) -> RegimeConfig:
-        return RegimeConfig(self.regime_switch_margin, self.regime_min_dwell_s, self.externality_weight,
+        dwell = self.regime_migration_dwell_s if self.migration else self.regime_min_dwell_s
+        return RegimeConfig(self.regime_switch_margin, dwell, self.externality_weight,
                             self.regime_decisive_margin, self.regime_free_drain_s, self.regime_switch_cost_factor,
                             self.regime_speculation_max_load)
 

@@ -243,24 +243,39 @@ SWITCH_INTERFERENCE: Mapping[Role, float] = {"baseline": 1.0, "speculative": 1.0
 
 
 def switch_price(left: Sequence[float], models: Mapping[Role, StepModel], interference: Mapping[Role, float],
-                 to: Role, arriving_load: float, gain_s: float) -> SwitchPrice:
+                 to: Role, arriving_load: float, gain_s: float, *, reprefill_s: float = 0.0) -> SwitchPrice:
     """The cost model's price of switching the GPU to `to` now. The leaving server's requests, with `left` seconds
     to go, each stretch by κ_leaving · own_to(L) / own_leaving(its load) while `to` runs its L requests; those
     L requests each stretch by κ_to · own_leaving(mean load while draining) / own_to(L) for the drain (its
     longest request). `arriving_load`: the load `to` will carry (the router: the group's arrival rate times a
-    request's cost there, by Little's law, or its recent mean load if more; infinite while the rate is unknown)."""
+    request's cost there, by Little's law, or its recent mean load if more; infinite while the rate is unknown).
+    `reprefill_s`: with live migration, the summed prefill on `to` of the requests that move there (`left` is then
+    only the requests that stay, `after_migration`): each moved request waits for its own, and `to`'s L requests
+    stall through all of it (a bound: chunked prefill shares the steps)."""
+    moved_cost = reprefill_s * (1.0 + max(arriving_load, 1.0)) if reprefill_s > 0.0 else 0.0
     if not left:
-        return SwitchPrice(0.0, 0.0, gain_s)
+        return SwitchPrice(0.0, moved_cost, gain_s)
     leaving = OTHER_ROLE[to]
     drain, total = max(left), sum(left)
     if not math.isfinite(arriving_load):  # the arrival rate is not known yet: it may be a flood
         return SwitchPrice(drain, math.inf, gain_s)
     own_leaving, own_to = models[leaving], models[to]
     load_to = max(arriving_load, 1.0)
-    cost = total * interference[leaving] * own_to.own_s(load_to) / own_leaving.own_s(len(left))
+    cost = moved_cost + total * interference[leaving] * own_to.own_s(load_to) / own_leaving.own_s(len(left))
     if drain > 0:
         cost += load_to * drain * interference[to] * own_leaving.own_s(total / drain) / own_to.own_s(load_to)
     return SwitchPrice(drain, cost, gain_s)
+
+
+def after_migration(left: Sequence[float], moved: int) -> list[float]:
+    """The leaving server's requests that stay when live migration moves `moved` of them (`SPECGATE_MIGRATION`):
+    `left` less its `moved` longest (a request moves when its remaining time exceeds its re-prefill, so the movers
+    are the long ones; requests that cannot move are not counted in `moved`). With migration, a switch co-runs the
+    two servers only while these drain, and the price of the others is their prefill again on the arriving server
+    (`switch_price(..., reprefill_s=...)`): a switch the old drain made dear can be (nearly) free."""
+    if moved <= 0:
+        return list(left)
+    return sorted(left)[:max(len(left) - moved, 0)]
 
 
 def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig) -> RegimeState:

@@ -1,0 +1,144 @@
+"""A regime switch priced net of live migration (`SPECGATE_MIGRATION`): the requests migration moves do not co-run
+with the arriving server, they are prefilled again there; only the requests that stay drain beside it. The pure
+rules (`after_migration`, `switch_price(..., reprefill_s=...)`) by tables, then the router's wiring through a real
+gateway in front of the emulated pair with the `openai` SDK: the same pending switch is taken at once with
+migration on and waits for the drain with it off."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import openai
+import pytest
+
+from gateway.bench.kit.inproc import RunningGateway, until
+from gateway.core.costmodel import Role, StepModel
+from gateway.core.regime import (
+    SWITCH_INTERFERENCE,
+    RegimeConfig,
+    RegimeState,
+    Running,
+    after_migration,
+    next_regime,
+    settle,
+    switch_price,
+)
+from gateway.emulator import EmulatedPair
+from gateway.settings import Settings
+from gateway.state import AppState
+
+MODELS: dict[Role, StepModel] = {"baseline": StepModel(0.005, 0.00004), "speculative": StepModel(0.0075, 0.00015)}
+CFG = RegimeConfig(switch_margin=0.05, min_dwell_s=3.0, externality_weight=1.0, decisive_margin=0.5,
+                   free_drain_s=0.3, switch_cost_factor=1.0, speculation_max_load=24.0)
+GROUP = "pair-0"
+
+
+@pytest.mark.parametrize(("left", "moved", "staying"), [
+    ([2.0, 0.1, 5.0], 0, [2.0, 0.1, 5.0]),  # migration off, or nothing worth moving: the whole drain stays
+    ([2.0, 0.1, 5.0], 2, [0.1]),  # the movers are the long ones
+    ([2.0, 0.1, 5.0], 3, []),
+    ([2.0, 0.1], 5, []),  # more movable streams than the load counted (another gateway's finished meanwhile)
+    ([], 1, []),
+])
+def test_the_requests_that_stay_after_migration(left: list[float], moved: int, staying: list[float]) -> None:
+    assert after_migration(left, moved) == staying
+
+
+def test_a_switch_priced_net_of_migration_costs_the_stayers_drain_and_the_movers_prefill() -> None:
+    left = [4.0, 3.0, 0.2, 0.1]
+    whole = switch_price(left, MODELS, SWITCH_INTERFERENCE, "speculative", 6.0, 2.0)
+    net = switch_price(after_migration(left, 2), MODELS, SWITCH_INTERFERENCE, "speculative", 6.0, 2.0,
+                       reprefill_s=0.05)
+    stayers = switch_price([0.2, 0.1], MODELS, SWITCH_INTERFERENCE, "speculative", 6.0, 2.0)
+    assert whole.drain_s == 4.0 and net.drain_s == pytest.approx(0.2)
+    assert net.cost_s == pytest.approx(stayers.cost_s + 0.05 * (1 + 6.0))  # each mover's wait, the batch's stall
+    assert net.cost_s < whole.cost_s / 10
+    assert net.gain_s == whole.gain_s == 2.0
+    # everything moved: no drain at all, the switch costs only the prefill again
+    assert switch_price([], MODELS, SWITCH_INTERFERENCE, "baseline", 3.0, 1.0, reprefill_s=0.1).cost_s \
+        == pytest.approx(0.4)
+    assert switch_price([], MODELS, SWITCH_INTERFERENCE, "baseline", 3.0, 1.0).cost_s == 0.0
+
+
+def test_a_switch_a_burst_made_dear_is_free_once_its_running_requests_can_move() -> None:
+    """The issue's switch inside a burst: 12 requests with seconds to go on the leaving server. Priced whole it
+    waits; with the 12 movable it is free (nothing stays to co-run), and with 10 movable the 2 short ones that stay
+    drain within the free bound."""
+    pending = next_regime(RegimeState(), 1.2, 20.0, CFG)
+    left = [2.0] * 10 + [0.25, 0.1]
+    whole = switch_price(left, MODELS, SWITCH_INTERFERENCE, "speculative", 10.0, 1.0)
+    assert settle(pending, 20.0, whole, CFG).role == "baseline"
+    for moved in (12, 10):
+        net = switch_price(after_migration(left, moved), MODELS, SWITCH_INTERFERENCE, "speculative", 10.0, 1.0,
+                           reprefill_s=0.02 * moved)
+        assert settle(pending, 20.0, net, CFG).role == "speculative"
+
+
+def test_with_migration_on_the_dwell_is_the_migration_dwell() -> None:
+    off = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"])
+    on = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"], migration=True,
+                  regime_migration_dwell_s=2.5)
+    assert off.regime_config().min_dwell_s == off.regime_min_dwell_s == 10.0
+    assert on.regime_config().min_dwell_s == 2.5
+
+
+# --- the router's wiring, through the gateway
+
+TEXT = ("a pending switch is priced net of what migration moves and the streams continue on the other server "
+        "with nothing lost or repeated on the way. ")
+
+
+def _reference(i: int) -> str:
+    words = TEXT.split()
+    return " ".join(words[(i + k) % len(words)] for k in range(220))
+
+
+async def _pending_switch_with_long_streams(gateway_factory: Callable[..., Any], migration: bool) -> tuple[str, int]:
+    """Four long streams on the baseline server, each predicted (by the router's record of what it sent there) to
+    run 60 s more, and a switch to speculation pending: priced at the next decision. The regime it lands in, and
+    the streams that moved."""
+    n = 4
+    async with EmulatedPair(profile="h200-ngram", time_scale=0.25) as pair:
+        pair.register_references({f"p{i}": _reference(i) for i in range(n)})
+        gw: RunningGateway = await gateway_factory(
+            baseline_urls=[pair.baseline_url], speculative_urls=[pair.speculative_url], policy="baseline",
+            migration=migration)
+        state = gw.app[AppState.key]
+        router = state.router
+        client = openai.AsyncOpenAI(base_url=gw.url + "/v1", api_key="unused", max_retries=0, timeout=60)
+
+        async def one(i: int) -> str:
+            stream = await client.chat.completions.create(
+                model="specgate-emu", messages=[{"role": "user", "content": f"Notes ({i})."}], temperature=0,
+                max_tokens=400, stream=True, extra_headers={"x-request-id": f"p{i}"})
+            return "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+
+        runs = asyncio.gather(*(one(i) for i in range(n)))
+        await until(lambda: sum(b.inflight for b in state.pool.backends if b.role == "baseline") == n, 30)
+        migrator = state.proxy.migrator
+        if migrator is not None:  # every stream has text: each is worth moving (seconds left, a short prompt)
+            await until(lambda: len(migrator.live[GROUP]) == n and all(x.join.text for x in migrator.live[GROUP]))
+        now = time.monotonic()
+        router.regimes[GROUP] = RegimeState("baseline", since_s=now - 100.0, pending="speculative",
+                                            pending_since_s=now - 1.0)
+        router.running[GROUP]["baseline"] = deque([Running(now, 60.0)] * n)
+        router._update_regime(GROUP, 17, None)  # not a recomputation: only the pending switch is priced
+        role = router.regimes[GROUP].role
+        if migrator is not None:
+            migrator.switched()  # the proxy's check after a decision
+        texts = await runs
+        state.metrics.flush()
+        moved = int(state.metrics.registry.get_sample_value("specgate_migrations_total", {"reason": "switch"}) or 0)
+        assert texts == [_reference(i) for i in range(n)]  # nothing lost or repeated either way
+        await client.close()
+        return role, moved
+
+
+async def test_the_router_takes_a_switch_at_once_when_migration_moves_what_would_co_run(
+        gateway_factory: Callable[..., Any]) -> None:
+    assert await _pending_switch_with_long_streams(gateway_factory, migration=False) == ("baseline", 0)
+    assert await _pending_switch_with_long_streams(gateway_factory, migration=True) == ("speculative", 4)

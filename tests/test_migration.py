@@ -63,6 +63,13 @@ CHAT_BODY: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "conten
     ({"structured_outputs": {"choice": ["a", "b"]}}, "structured"),
     ({"seed": 7}, "seed"),
     ({"continue_final_message": True, "add_generation_prompt": False}, "shape"),
+    ({"add_generation_prompt": False}, "shape"),
+    ({"prompt_logprobs": 0}, "logprobs"),
+    ({"response_format": {"type": "structural_tag", "structures": []}}, "structured"),
+    ({"guided_choice": ["a", "b"]}, "structured"),
+    ({"guided_grammar": "root ::= 'a'"}, "structured"),
+    ({"return_tokens_as_token_ids": True}, "token_ids"),
+    ({"tool_choice": "none"}, None),  # no tools called: the text resumes as any other
 ])
 def test_which_chat_requests_may_move(extra: dict[str, Any], reason: str | None) -> None:
     assert not_movable(True, {**CHAT_BODY, **extra}) == reason
@@ -340,12 +347,50 @@ async def test_requests_that_cannot_resume_are_never_moved(gateway_factory: Call
         await client.close()
 
 
+@pytest.mark.parametrize("extra", [
+    {"echo": True},
+    {"best_of": 2},
+    {"logprobs": 1},
+    {"suffix": " -- end"},
+    {"prompt": [101, 102, 103, 104]},  # token ids: the text so far cannot be appended to it
+    {"extra_body": {"return_tokens_as_token_ids": True}},
+    {"extra_body": {"guided_choice": ["a", "b"]}},
+    {"extra_body": {"response_format": {"type": "json_schema",
+                                        "json_schema": {"name": "x", "schema": {"type": "object"}}}}},
+])
+async def test_completions_that_cannot_resume_are_never_moved(gateway_factory: Callable[..., Any],
+                                                              extra: dict[str, Any]) -> None:
+    async with EmulatedPair(profile="h200-ngram", time_scale=SCALE) as pair:
+        pair.register_references({"y": reference(2)})
+        gw = await _pair_gateway(gateway_factory, pair)
+        client = _client(gw)
+        started = asyncio.Event()
+
+        async def run() -> list[Any]:
+            stream = await client.completions.create(**{
+                "model": "specgate-emu", "prompt": "Notes:\n", "temperature": 0, "max_tokens": 400, "stream": True,
+                "extra_headers": {"x-request-id": "y"}, **extra})
+            chunks = []
+            async for chunk in stream:
+                chunks.append(chunk)
+                if len(chunks) >= 3:
+                    started.set()
+            return chunks
+
+        task = asyncio.create_task(run())
+        await asyncio.wait_for(started.wait(), 30)
+        _switch(gw, "speculative")
+        chunks = await task
+        assert _migrations(gw) == 0 and _migrations(gw, "not_worth") == 0
+        assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+        await client.close()
+
+
 async def test_a_migration_heavy_run_loses_nothing(gateway_factory: Callable[..., Any]) -> None:
     """Sixteen streams, chat and completions, while the GPU's regime flips every 40 ms until they end: every stream
     parses with the SDK and reads as the answer the request gets when it never moves (text, finish_reason, usage).
-    The completions stop at `max_tokens` inside their reference, and the flips start once every stream has 8
-    characters: the emulator recognises a resumed completion by the reference's start at the end of its prompt (at
-    least 8 characters, and not the whole reference, which reads as a request to copy it)."""
+    The completions stop at `max_tokens` inside their reference, and the flips start once every stream has any text
+    (the emulator knows each request's first prompt, so a completion resumed after one character continues there)."""
     n = 16
     async with EmulatedPair(profile="h200-ngram", time_scale=SCALE) as pair:
         pair.register_references({f"h{i}": reference(i, 120 + 10 * i) for i in range(n)})
@@ -379,7 +424,7 @@ async def test_a_migration_heavy_run_loses_nothing(gateway_factory: Callable[...
             return text, finishes[0], chunks[-1].usage
 
         runs = asyncio.gather(*(one(i, client, True) for i in range(n)))
-        await until(lambda: len(migrator.live[GROUP]) == n and all(len(x.join.text) >= 8 for x in migrator.live[GROUP]))
+        await until(lambda: len(migrator.live[GROUP]) == n and all(x.join.text for x in migrator.live[GROUP]))
         role = "baseline"
         while not runs.done():
             role = "speculative" if role == "baseline" else "baseline"

@@ -27,13 +27,15 @@ from gateway.core.learner import Learner
 from gateway.core.migration import (
     StreamJoin,
     joined_answer,
+    move_extra_s,
+    moving_pays,
     not_movable,
     remaining_s,
     resume_body,
     stop_strings,
-    worth_moving,
 )
 from gateway.core.protocol import CHAT
+from gateway.core.regime import MovePlan
 from gateway.logevents import log_event
 from gateway.metrics import Metrics
 from gateway.relay import TOTAL_TIMEOUT, Outcome, Relay, pump
@@ -130,40 +132,45 @@ class Migrator:
 
     def _move_group(self, group: str, to: Role) -> None:
         now = time.monotonic()
-        for live, worth, _ in self._candidates(group, to, now):
+        for live, worth, _, _ in self._candidates(group, to, now):
             if not worth:
                 self.metrics.counted(self.metrics.migrations, "not_worth").inc()
                 continue
             live.move_to, live.moved_at = to, now
             live.resp.close()  # vLLM aborts the request; the stream's task resumes it on `to`
 
-    def plan(self, group: str, to: Role) -> tuple[int, float]:
-        """What switching `group` to `to` now would move: how many streams, and their summed prefill on `to` (the
-        router prices a switch net of it: `gateway.core.regime.after_migration`)."""
-        movers = [reprefill for _, worth, reprefill in self._candidates(group, to, time.monotonic()) if worth]
-        return len(movers), sum(movers)
+    def plan(self, group: str, to: Role) -> MovePlan:
+        """What switching `group` to `to` now would move: how many streams, their summed prefill on `to` and what
+        moving costs them (the router prices a switch net of it: `gateway.core.regime.net_switch_price`)."""
+        movers = [(reprefill, extra) for _, worth, reprefill, extra in self._candidates(group, to, time.monotonic())
+                  if worth]
+        return MovePlan(len(movers), sum(r for r, _ in movers), sum(e for _, e in movers))
 
-    def _candidates(self, group: str, to: Role, now: float) -> list[tuple[Live, bool, float]]:
-        """The group's streams on the other role's server: each, whether it is worth moving to `to`, and its prefill
-        there (its prompt, less what that server's prefix cache holds of it as the router last saw it, plus the text
-        so far)."""
+    def _candidates(self, group: str, to: Role, now: float) -> list[tuple[Live, bool, float, float]]:
+        """The group's streams on the other role's server: each, whether it ends sooner moved to `to` than left to
+        co-run (`moving_pays`), its prefill there (its prompt, less what that server's prefix cache holds of it as
+        the router last saw it, plus the text so far) and what the move costs it (`move_extra_s`)."""
         lrn = self.learner
         prefill = lrn.prefill_s_per_token(to)
-        arriving = [b.name for b in self.pool.groups.get(group, []) if b.role == to]
+        arriving = [b for b in self.pool.groups.get(group, []) if b.role == to]
+        load_to = max(sum(self.pool.load(b, now) for b in arriving), 1.0)
+        own_to, own_joined = lrn.step_model(to).own_s(load_to), lrn.step_model(to).own_s(load_to + 1)
         out = []
         for live in self.live.get(group, ()):
             leaving = live.backend
             if leaving.role == to or live.move_to is not None or live.join.finished:
                 continue
             r, f, done = live.ctx.routed, live.ctx.routed.features, live.join.completion_tokens
-            tps = lrn.tokens_per_step_posterior(r.task_class, r.bucket)[0] if leaving.role == "speculative" else 1.0
-            step = lrn.step_model(leaving.role).own_s(max(self.pool.load(leaving, now), 1.0))
+            tps = lrn.tokens_per_step_posterior(r.task_class, r.bucket)[0]
+            own_leaving = lrn.step_model(leaving.role).own_s(max(self.pool.load(leaving, now), 1.0))
             expected = lrn.output_tokens(r.task_class, r.bucket, f.max_tokens, f.max_tokens_given)
-            left = remaining_s(expected, done, tps, step)
-            budget = f.max_tokens - done if f.max_tokens_given else None
-            prompt = f.prompt_tokens - max((r.cached_tokens.get(name, 0) for name in arriving), default=0)
-            worth = not (budget is not None and budget < 2) and worth_moving(left, max(prompt, 0), done, prefill)
-            out.append((live, worth, prefill * (max(prompt, 0) + done)))
+            stay = remaining_s(expected, done, tps if leaving.role == "speculative" else 1.0, own_leaving)
+            there = remaining_s(expected, done, tps if to == "speculative" else 1.0, own_joined)
+            cached = max((r.cached_tokens.get(b.name, 0) for b in arriving), default=0)
+            reprefill = prefill * (max(f.prompt_tokens - cached, 0) + done)
+            spent = f.max_tokens_given and f.max_tokens - done < 2
+            worth = not spent and moving_pays(stay, there, reprefill, own_to / own_leaving)
+            out.append((live, worth, reprefill, move_extra_s(stay, there, reprefill)))
         return out
 
     def prepare(self, ctx: Context) -> None:

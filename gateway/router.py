@@ -33,7 +33,7 @@ from gateway.settings import Settings
 
 _log = logging.getLogger("specgate.router")
 MixKey = tuple[str, str, int, bool]  # (class, temperature bucket, max_tokens, whether the client set it)
-MigrationPlan = Callable[[str, Role], tuple[int, float]]  # (group, to) -> what a switch would move (`gateway.migrate`)
+MigrationPlan = Callable[[str, Role], rg.MovePlan]  # (group, to) -> what a switch would move (`gateway.migrate`)
 
 REGIME_EVERY = 8  # decisions of a group between two recomputations of its mix ratio ...
 REGIME_EARLY = 16  # ... after its first decisions, each of which recomputes it first (a switch is cheapest early)
@@ -133,7 +133,7 @@ class Router:
         self.running: dict[str, dict[Role, deque[Running]]] = {g: {r: deque(maxlen=512) for r in ROLES} for g in rs}
         self._totals: dict[str, tuple[dict[Role, float], int]] = {}  # per group: the last mix's totals, its size
         self.prices: dict[str, SwitchPrice] = {}  # per group: the last price of its pending switch
-        self.migration_plan: MigrationPlan | None = None  # live migration: (requests it would move, their re-prefill)
+        self.migration_plan: MigrationPlan | None = None  # live migration: what a switch would move
         if metrics is not None:  # a group that never switched reads 0 switches, not no data
             for group in self.regimes:
                 metrics.child(metrics.regime_switches, group)
@@ -274,15 +274,14 @@ class Router:
     def _price(self, group: str, to: Role, horizon: float, now: float) -> SwitchPrice:
         """The cost model's price of moving the group's GPU to `to` now (`gateway.core.regime.switch_price`)."""
         leaving, rate = OTHER_ROLE[to], known_rate(self.arrivals[group], now)
-        moved, reprefill = self.migration_plan(group, to) if self.migration_plan is not None else (0, 0.0)
-        left = rg.after_migration(rg.remaining(self.running[group][leaving], round(self._load_of_role(group, leaving)),
-                                               now), moved)
+        plan = self.migration_plan(group, to) if self.migration_plan is not None else rg.NO_MOVES
+        left = rg.remaining(self.running[group][leaving], round(self._load_of_role(group, leaving)), now)
         totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
         gain = rg.switch_gain(totals, samples, to, rate * horizon, self.regime_config.switch_margin)
         # the load `to` will carry: the group's arrivals times a request's cost there (Little), or the recent mean load
         carried = max(self._mean_load(group), rate * totals[to] / samples if samples and totals[to] else 0.0)
         models = {role: self.learner.step_model(role) for role in ROLES}
-        return rg.switch_price(left, models, rg.SWITCH_INTERFERENCE, to, carried, gain, reprefill_s=reprefill)
+        return rg.net_switch_price(left, plan, models, rg.SWITCH_INTERFERENCE, to, carried, gain)
 
     def _mix_window(self, group: str, extra: _Recent | None = None) -> tuple[list[MixSample], list[MixKey],
                                                                              dict[MixKey, tuple[float, float, float]]]:

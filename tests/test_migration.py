@@ -21,10 +21,11 @@ from gateway.core.migration import (
     SeamCut,
     StreamJoin,
     joined_answer,
+    move_extra_s,
+    moving_pays,
     not_movable,
     remaining_s,
     resume_body,
-    worth_moving,
 )
 from gateway.emulator import EmulatedPair
 from gateway.state import AppState
@@ -103,11 +104,21 @@ def test_the_remaining_time_is_the_tokens_left_at_the_servers_pace(expected: flo
     assert remaining_s(expected, generated, tps, 0.01) == pytest.approx(left)
 
 
-@pytest.mark.parametrize(("remaining", "prompt", "generated", "moves"), [
-    (1.0, 1000, 200, True), (0.01, 1000, 200, False), (0.2, 4000, 1000, False), (0.2, 100, 50, True)])
-def test_a_request_moves_when_its_remaining_time_exceeds_its_re_prefill(remaining: float, prompt: int,
-                                                                          generated: int, moves: bool) -> None:
-    assert worth_moving(remaining, prompt, generated, 1e-4) is moves
+@pytest.mark.parametrize(("stay", "there", "reprefill", "stretch", "moves"), [
+    (1.0, 1.0, 0.05, 1.3, True),  # as fast there: the co-running it escapes pays for its prefill again
+    (0.43, 0.60, 0.02, 1.35, True),  # slower there, but co-running would stretch it more
+    (0.43, 0.60, 0.02, 0.3, False),  # slower there, and little to co-run with
+    (0.01, 0.01, 0.05, 1.0, False),  # nearly done: its prefill again costs more than it has left
+    (1.0, 0.5, 0.0, 0.0, True),  # faster there
+])
+def test_a_request_moves_when_it_ends_sooner_moved_than_left_to_co_run(stay: float, there: float, reprefill: float,
+                                                                      stretch: float, moves: bool) -> None:
+    assert moving_pays(stay, there, reprefill, stretch) is moves
+
+
+def test_what_a_move_costs_the_request_itself() -> None:
+    assert move_extra_s(0.43, 0.60, 0.02) == pytest.approx(0.19)
+    assert move_extra_s(1.0, 0.5, 0.01) == 0.0  # a gain by moving is not counted
 
 
 @pytest.mark.parametrize(("before", "parts", "stops", "include", "relayed", "stopped"), [

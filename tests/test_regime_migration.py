@@ -18,11 +18,14 @@ import pytest
 from gateway.bench.kit.inproc import RunningGateway, until
 from gateway.core.costmodel import Role, StepModel
 from gateway.core.regime import (
+    NO_MOVES,
     SWITCH_INTERFERENCE,
+    MovePlan,
     RegimeConfig,
     RegimeState,
     Running,
     after_migration,
+    net_switch_price,
     next_regime,
     settle,
     switch_price,
@@ -48,34 +51,39 @@ def test_the_requests_that_stay_after_migration(left: list[float], moved: int, s
     assert after_migration(left, moved) == staying
 
 
-def test_a_switch_priced_net_of_migration_costs_the_stayers_drain_and_the_movers_prefill() -> None:
+def test_a_switch_priced_net_of_migration_costs_the_stayers_drain_and_what_the_movers_pay() -> None:
     left = [4.0, 3.0, 0.2, 0.1]
     whole = switch_price(left, MODELS, SWITCH_INTERFERENCE, "speculative", 6.0, 2.0)
-    net = switch_price(after_migration(left, 2), MODELS, SWITCH_INTERFERENCE, "speculative", 6.0, 2.0,
-                       reprefill_s=0.05)
+    plan = MovePlan(2, reprefill_s=0.05, extra_s=0.3)
+    net = net_switch_price(left, plan, MODELS, SWITCH_INTERFERENCE, "speculative", 6.0, 2.0)
     stayers = switch_price([0.2, 0.1], MODELS, SWITCH_INTERFERENCE, "speculative", 6.0, 2.0)
-    assert whole.drain_s == 4.0 and net.drain_s == pytest.approx(0.2)
-    assert net.cost_s == pytest.approx(stayers.cost_s + 0.05 * (1 + 6.0))  # each mover's wait, the batch's stall
-    assert net.cost_s < whole.cost_s / 10
+    # the arriving server's 6 requests stall through the prefill again; the movers pay their own extra time
+    assert net.cost_s == pytest.approx(stayers.cost_s + 0.05 * 6.0 + 0.3)
+    assert net.cost_s < whole.cost_s / 5
     assert net.gain_s == whole.gain_s == 2.0
-    # everything moved: no drain at all, the switch costs only the prefill again
-    assert switch_price([], MODELS, SWITCH_INTERFERENCE, "baseline", 3.0, 1.0, reprefill_s=0.1).cost_s \
-        == pytest.approx(0.4)
-    assert switch_price([], MODELS, SWITCH_INTERFERENCE, "baseline", 3.0, 1.0).cost_s == 0.0
+    assert net.drain_s == whole.drain_s == 4.0  # free only when free without moving anything
+    assert net_switch_price(left, NO_MOVES, MODELS, SWITCH_INTERFERENCE, "speculative", 6.0, 2.0) == whole
+    everything = net_switch_price(left, MovePlan(4, 0.1, 0.0), MODELS, SWITCH_INTERFERENCE, "baseline", 3.0, 1.0)
+    assert everything.cost_s == pytest.approx(0.3)  # nothing stays to co-run: only the stall
 
 
-def test_a_switch_a_burst_made_dear_is_free_once_its_running_requests_can_move() -> None:
+def test_a_switch_a_burst_made_dear_pays_once_its_running_requests_can_move() -> None:
     """The issue's switch inside a burst: 12 requests with seconds to go on the leaving server. Priced whole it
-    waits; with the 12 movable it is free (nothing stays to co-run), and with 10 movable the 2 short ones that stay
-    drain within the free bound."""
+    waits; with the 12 movable at a small cost to themselves it pays; it is never taken as free (on bursty a switch
+    taken as free because one short request stayed moved two requests that then ran 0.3-0.4 s slower), and a
+    move that would slow the movers more than the switch gains is not taken."""
     pending = next_regime(RegimeState(), 1.2, 20.0, CFG)
     left = [2.0] * 10 + [0.25, 0.1]
-    whole = switch_price(left, MODELS, SWITCH_INTERFERENCE, "speculative", 10.0, 1.0)
-    assert settle(pending, 20.0, whole, CFG).role == "baseline"
-    for moved in (12, 10):
-        net = switch_price(after_migration(left, moved), MODELS, SWITCH_INTERFERENCE, "speculative", 10.0, 1.0,
-                           reprefill_s=0.02 * moved)
-        assert settle(pending, 20.0, net, CFG).role == "speculative"
+    gain = 3.0
+    whole = switch_price(left, MODELS, SWITCH_INTERFERENCE, "speculative", 10.0, gain)
+    assert whole.cost_s > gain and settle(pending, 20.0, whole, CFG).role == "baseline"
+    cheap = net_switch_price(left, MovePlan(12, 0.1, 0.5), MODELS, SWITCH_INTERFERENCE, "speculative", 10.0, gain)
+    assert settle(pending, 20.0, cheap, CFG).role == "speculative"
+    dear = net_switch_price(left, MovePlan(10, 0.1, 4.0), MODELS, SWITCH_INTERFERENCE, "speculative", 10.0, gain)
+    assert settle(pending, 20.0, dear, CFG).role == "baseline"
+    short = net_switch_price([0.5, 0.1], MovePlan(1, 0.02, 1.2), MODELS, SWITCH_INTERFERENCE, "speculative",
+                             10.0, 0.2)
+    assert settle(pending, 20.0, short, CFG).role == "baseline"  # the stayer's 0.1 s does not make it free
 
 
 def test_with_migration_on_the_dwell_is_the_migration_dwell() -> None:
@@ -99,8 +107,8 @@ def _reference(i: int) -> str:
 
 async def _pending_switch_with_long_streams(gateway_factory: Callable[..., Any], migration: bool) -> tuple[str, int]:
     """Four long streams on the baseline server, each predicted (by the router's record of what it sent there) to
-    run 60 s more, and a switch to speculation pending: priced at the next decision. The regime it lands in, and
-    the streams that moved."""
+    run 60 s more, and a switch to speculation pending that gains a few seconds (~10 requests/s, each 25% cheaper
+    there): priced at the next decision. The regime it lands in, and the streams that moved."""
     n = 4
     async with EmulatedPair(profile="h200-ngram", time_scale=0.25) as pair:
         pair.register_references({f"p{i}": _reference(i) for i in range(n)})
@@ -126,6 +134,8 @@ async def _pending_switch_with_long_streams(gateway_factory: Callable[..., Any],
         router.regimes[GROUP] = RegimeState("baseline", since_s=now - 100.0, pending="speculative",
                                             pending_since_s=now - 1.0)
         router.running[GROUP]["baseline"] = deque([Running(now, 60.0)] * n)
+        router._totals[GROUP] = ({"baseline": 64.0, "speculative": 48.0}, 64)  # 1.0 s and 0.75 s a request
+        router.arrivals[GROUP] = deque(now - 0.1 * i for i in range(20, 0, -1))  # ~10 requests/s
         router._update_regime(GROUP, 17, None)  # not a recomputation: only the pending switch is priced
         role = router.regimes[GROUP].role
         if migrator is not None:
@@ -138,7 +148,7 @@ async def _pending_switch_with_long_streams(gateway_factory: Callable[..., Any],
         return role, moved
 
 
-async def test_the_router_takes_a_switch_at_once_when_migration_moves_what_would_co_run(
+async def test_the_router_pays_for_a_switch_once_migration_moves_what_would_co_run(
         gateway_factory: Callable[..., Any]) -> None:
     assert await _pending_switch_with_long_streams(gateway_factory, migration=False) == ("baseline", 0)
     assert await _pending_switch_with_long_streams(gateway_factory, migration=True) == ("speculative", 4)

@@ -243,16 +243,18 @@ SWITCH_INTERFERENCE: Mapping[Role, float] = {"baseline": 1.0, "speculative": 1.0
 
 
 def switch_price(left: Sequence[float], models: Mapping[Role, StepModel], interference: Mapping[Role, float],
-                 to: Role, arriving_load: float, gain_s: float, *, reprefill_s: float = 0.0) -> SwitchPrice:
+                 to: Role, arriving_load: float, gain_s: float, *, reprefill_s: float = 0.0,
+                 moved_extra_s: float = 0.0) -> SwitchPrice:
     """The cost model's price of switching the GPU to `to` now. The leaving server's requests, with `left` seconds
     to go, each stretch by κ_leaving · own_to(L) / own_leaving(its load) while `to` runs its L requests; those
     L requests each stretch by κ_to · own_leaving(mean load while draining) / own_to(L) for the drain (its
     longest request). `arriving_load`: the load `to` will carry (the router: the group's arrival rate times a
     request's cost there, by Little's law, or its recent mean load if more; infinite while the rate is unknown).
-    `reprefill_s`: with live migration, the summed prefill on `to` of the requests that move there (`left` is then
-    only the requests that stay, `after_migration`): each moved request waits for its own, and `to`'s L requests
-    stall through all of it (a bound: chunked prefill shares the steps)."""
-    moved_cost = reprefill_s * (1.0 + max(arriving_load, 1.0)) if reprefill_s > 0.0 else 0.0
+    With live migration (`net_switch_price`; `left` is then only the requests that stay): `reprefill_s`, the summed
+    prefill on `to` of the requests that move there, which `to`'s L requests stall through (a bound: chunked prefill
+    shares the steps), and `moved_extra_s`, what moving costs the moved requests themselves
+    (`gateway.core.migration.move_extra_s`: their prefill again and their pace on `to`)."""
+    moved_cost = moved_extra_s + (reprefill_s * max(arriving_load, 1.0) if reprefill_s > 0.0 else 0.0)
     if not left:
         return SwitchPrice(0.0, moved_cost, gain_s)
     leaving = OTHER_ROLE[to]
@@ -267,12 +269,36 @@ def switch_price(left: Sequence[float], models: Mapping[Role, StepModel], interf
     return SwitchPrice(drain, cost, gain_s)
 
 
+class MovePlan(NamedTuple):
+    """What live migration would move on a switch now (`gateway.migrate.Migrator.plan`)."""
+
+    moved: int  # running requests it would move
+    reprefill_s: float  # their summed prefill again on the arriving server
+    extra_s: float  # what moving costs them (`gateway.core.migration.move_extra_s`), summed
+
+
+NO_MOVES = MovePlan(0, 0.0, 0.0)
+
+
+def net_switch_price(left: Sequence[float], plan: MovePlan, models: Mapping[Role, StepModel],
+                     interference: Mapping[Role, float], to: Role, arriving_load: float, gain_s: float) -> SwitchPrice:
+    """`switch_price` with live migration: the co-running of the requests that stay (`after_migration`) plus what the
+    moved ones cost (their prefill again, which `to`'s requests stall through, and their own slowdown). The drain
+    stays the whole drain: a switch is free only when it would be free without moving anything (on bursty a switch
+    taken as free because only a 0.15 s request stayed moved two requests that then ran 0.3-0.4 s slower on the
+    arriving server, priced at 1.2 s against a gain of 0.2 s); migration makes a paid switch cheaper."""
+    if plan.moved <= 0:
+        return switch_price(left, models, interference, to, arriving_load, gain_s)
+    net = switch_price(after_migration(left, plan.moved), models, interference, to, arriving_load, gain_s,
+                       reprefill_s=plan.reprefill_s, moved_extra_s=plan.extra_s)
+    return net._replace(drain_s=max(left, default=0.0))
+
+
 def after_migration(left: Sequence[float], moved: int) -> list[float]:
     """The leaving server's requests that stay when live migration moves `moved` of them (`SPECGATE_MIGRATION`):
     `left` less its `moved` longest (a request moves when its remaining time exceeds its re-prefill, so the movers
     are the long ones; requests that cannot move are not counted in `moved`). With migration, a switch co-runs the
-    two servers only while these drain, and the price of the others is their prefill again on the arriving server
-    (`switch_price(..., reprefill_s=...)`): a switch the old drain made dear can be (nearly) free."""
+    two servers only while these drain, and the price of the others is what moving costs (`net_switch_price`)."""
     if moved <= 0:
         return list(left)
     return sorted(left)[:max(len(left) - moved, 0)]

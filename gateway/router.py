@@ -281,7 +281,8 @@ class Router:
         # the load `to` will carry: the group's arrivals times a request's cost there (Little), or the recent mean load
         carried = max(self._mean_load(group), rate * totals[to] / samples if samples and totals[to] else 0.0)
         models = {role: self.learner.step_model(role) for role in ROLES}
-        return rg.net_switch_price(left, plan, models, rg.SWITCH_INTERFERENCE, to, carried, gain)
+        return rg.net_switch_price(left, plan, models, rg.SWITCH_INTERFERENCE, to, carried, gain,
+                                   self.regime_config.free_drain_s)
 
     def _mix_window(self, group: str, extra: _Recent | None = None) -> tuple[list[MixSample], list[MixKey],
                                                                              dict[MixKey, tuple[float, float, float]]]:

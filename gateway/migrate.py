@@ -247,7 +247,9 @@ class Migrator:
                 await relay.close_cut()
                 return None
             to = live.move_to
-            if to is None or relay.done:
+            if to is not None and relay.done:  # it ended as it was moved: the break is the move's own close
+                return None
+            if to is None:
                 return error
             resumed = await self._resume(live, to)
             if resumed is None:

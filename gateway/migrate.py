@@ -121,7 +121,8 @@ class Migrator:
         self.live: dict[str, set[Live]] = {g: set() for g in router.regimes}
         self._roles = {g: r.role for g, r in router.regimes.items()}
         self.client: UpstreamClient | None = None
-        router.migration_plan = self.plan  # a switch is priced net of what it would move
+        if settings.regime_migration_free_switch:  # a switch is also free when what it moves pays for itself
+            router.migration_plan = self.plan
 
     def switched(self) -> None:
         """After a routing decision: move the running streams off each GPU whose regime just switched."""

@@ -106,7 +106,8 @@ def _reference(i: int) -> str:
     return " ".join(words[(i + k) % len(words)] for k in range(220))
 
 
-async def _pending_switch_with_long_streams(gateway_factory: Callable[..., Any], migration: bool) -> tuple[str, int]:
+async def _pending_switch_with_long_streams(gateway_factory: Callable[..., Any], migration: bool,
+                                            free: bool = True) -> tuple[str, int]:
     """Four long streams on the baseline server, each predicted (by the router's record of what it sent there) to
     run 60 s more, and a switch to speculation pending that gains a few seconds (~10 requests/s, each 25% cheaper
     there): priced at the next decision. The regime it lands in, and the streams that moved."""
@@ -115,7 +116,7 @@ async def _pending_switch_with_long_streams(gateway_factory: Callable[..., Any],
         pair.register_references({f"p{i}": _reference(i) for i in range(n)})
         gw: RunningGateway = await gateway_factory(
             baseline_urls=[pair.baseline_url], speculative_urls=[pair.speculative_url], policy="baseline",
-            migration=migration)
+            migration=migration, regime_migration_free_switch=free)
         state = gw.app[AppState.key]
         router = state.router
         client = openai.AsyncOpenAI(base_url=gw.url + "/v1", api_key="unused", max_retries=0, timeout=60)
@@ -153,3 +154,5 @@ async def test_the_router_takes_a_switch_at_once_when_migration_moves_all_that_w
         gateway_factory: Callable[..., Any]) -> None:
     assert await _pending_switch_with_long_streams(gateway_factory, migration=False) == ("baseline", 0)
     assert await _pending_switch_with_long_streams(gateway_factory, migration=True) == ("speculative", 4)
+    # SPECGATE_REGIME_MIGRATION_FREE_SWITCH off (the default): priced whole, the switch waits as without migration
+    assert await _pending_switch_with_long_streams(gateway_factory, migration=True, free=False) == ("baseline", 0)

@@ -123,7 +123,8 @@ def ngram_counts(texts: Iterable[Sequence[str]], order: int = ORDER) -> Counts:
     return table
 
 
-MAX_REFERENCES = 4000  # the draft learns from the first this many registered texts (memory: ~4 entries a token)
+MAX_LEARNED_TOKENS = 250_000  # the draft learns from the first registered texts up to this many tokens (~4 table
+# entries a token: ~100 MB and ~1 s to build at the cap)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +168,13 @@ def learned_model(references: Mapping[str, str] | None = None) -> LearnedModel:
     key = (id(references), len(refs), sum(len(v) for v in refs.values()))
     if _cached is not None and _cached[0] == key:
         return _cached[1]
-    texts = [list(_corpus_tokens()), *([BOS, *tokenize(v)] for v in list(refs.values())[:MAX_REFERENCES])]
+    texts: list[list[str]] = [list(_corpus_tokens())]
+    total = 0
+    for text in refs.values():
+        if total >= MAX_LEARNED_TOKENS:
+            break
+        texts.append([BOS, *tokenize(text)])
+        total += len(texts[-1])
     model = LearnedModel(ngram_counts(texts))
     _cached = (key, model)
     return model

@@ -123,6 +123,7 @@ class EmulatedServer:
             return self._error(ApiError("Expected acceptance as {request_id: tokens_per_step in [1, 64]}."))
         self.references.update({str(k): v for k, v in refs.items()})
         self.acceptance.update({str(k): float(v) for k, v in accept.items()})
+        self._learned(None)  # the draft learns them now, not inside the first timed request
         return _json({"registered": len(refs), "total": len(self.references), "acceptance": len(self.acceptance)})
 
     # -- generation ----------------------------------------------------------------------------------

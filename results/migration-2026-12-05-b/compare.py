@@ -105,7 +105,10 @@ def main(runs: Path, workloads: list[str]) -> None:
               f"| {get('off', 'switches', '{}')} / {get('on', 'switches', '{}')} | {get('on', 'moved', '{:.0f}')} "
               f"| {get('off', 'worst_switch_cost', '{:+.2%}')} / {get('on', 'worst_switch_cost', '{:+.2%}')} "
               f"| {get('off', 'errors', '{}')} / {get('on', 'errors', '{}')} |")
-    json.dump(rows, sys.stderr, default=str)
+    for r in rows:  # JSON keys: "off-s1", ...
+        r["cells"] = {f"{mig}-s{seed}": v for (mig, seed), v in r["cells"].items()}
+        r["bounds"] = {f"{w:g}s": b for w, b in r["bounds"].items()}
+    json.dump(rows, sys.stderr, indent=1)
 
 
 if __name__ == "__main__":

@@ -291,7 +291,9 @@ def net_switch_price(left: Sequence[float], plan: MovePlan, models: Mapping[Role
     the net price used for paid switches too: on a generated trace (family member 42) a switch 5 decisions in,
     priced at 0.97 s net against a gain of 1.67 s, co-ran with 1 s of structured requests that cannot move and cost
     ~3 s; and a net price with only the stayers' drain as drain (bursty) took a switch as free that moved two
-    requests which then ran 0.3-0.4 s slower on the arriving server."""
+    requests which then ran 0.3-0.4 s slower on the arriving server. Even so, free switches this rule took cost 10%
+    and 24% of a trace inside busy phases (members 45 and 53: priced 0.35 s, measured ~18 s), so the router uses it
+    only with SPECGATE_REGIME_MIGRATION_FREE_SWITCH."""
     whole = switch_price(left, models, interference, to, arriving_load, gain_s)
     if plan.moved <= 0:
         return whole
@@ -303,8 +305,8 @@ def net_switch_price(left: Sequence[float], plan: MovePlan, models: Mapping[Role
 
 def after_migration(left: Sequence[float], moved: int) -> list[float]:
     """The leaving server's requests that stay when live migration moves `moved` of them (`SPECGATE_MIGRATION`):
-    `left` less its `moved` longest (a request moves when its remaining time exceeds its re-prefill, so the movers
-    are the long ones; requests that cannot move are not counted in `moved`). With migration, a switch co-runs the
+    `left` less its `moved` longest (the movers are the long ones: a request moves when it ends sooner moved than
+    left to co-run, `gateway.core.migration.moving_pays`; requests that cannot move are not counted in `moved`). With migration, a switch co-runs the
     two servers only while these drain, and the price of the others is what moving costs (`net_switch_price`)."""
     if moved <= 0:
         return list(left)

@@ -306,8 +306,9 @@ def net_switch_price(left: Sequence[float], plan: MovePlan, models: Mapping[Role
 def after_migration(left: Sequence[float], moved: int) -> list[float]:
     """The leaving server's requests that stay when live migration moves `moved` of them (`SPECGATE_MIGRATION`):
     `left` less its `moved` longest (the movers are the long ones: a request moves when it ends sooner moved than
-    left to co-run, `gateway.core.migration.moving_pays`; requests that cannot move are not counted in `moved`). With migration, a switch co-runs the
-    two servers only while these drain, and the price of the others is what moving costs (`net_switch_price`)."""
+    left to co-run, `gateway.core.migration.moving_pays`; requests that cannot move are not counted in `moved`).
+    With migration, a switch co-runs the two servers only while these drain, and the price of the others is what
+    moving costs (`net_switch_price`)."""
     if moved <= 0:
         return list(left)
     return sorted(left)[:max(len(left) - moved, 0)]

@@ -46,9 +46,10 @@ def assign_models(items: list[WorkloadItem], models: list[str], unknown_every: i
 
 
 def tally(asked: dict[str, str], statuses: dict[str, tuple[str, str | None]], served_by: dict[str, str],
-          serves: dict[str, set[str]]) -> dict[str, Any]:
-    """The counts: per server, requests by asked model; misrouted (a server that does not serve the model);
-    per model, answers by status; the unknown model's answers."""
+          serves: dict[str, set[str]], server_errors: dict[str, int]) -> dict[str, Any]:
+    """The counts: per server, requests by asked model; misrouted (served by a server that does not serve the
+    model, or answered with an error by a server: the emulator's 404 for a model it does not serve); per model,
+    answers by status; the unknown model's answers."""
     per_server: dict[str, Counter[str]] = {name: Counter() for name in serves}
     misrouted = []
     for rid, instance in served_by.items():
@@ -65,7 +66,8 @@ def tally(asked: dict[str, str], statuses: dict[str, tuple[str, str | None]], se
         by_model.setdefault(model, Counter())[key] += 1
     return {"per_server": {n: dict(sorted(c.items())) for n, c in per_server.items()},
             "serves": {n: sorted(s) for n, s in serves.items()},
-            "misrouted": len(misrouted), "misrouted_examples": misrouted[:10],
+            "misrouted": len(misrouted) + sum(server_errors.values()), "misrouted_examples": misrouted[:10],
+            "server_errors": dict(server_errors),
             "by_model": {m: dict(sorted(c.items())) for m, c in sorted(by_model.items())},
             "unknown_reached_a_server": sum(1 for rid in served_by if asked.get(rid) == UNKNOWN)}
 
@@ -104,8 +106,9 @@ async def run(items: list[WorkloadItem], layout: list[str], models: list[str], a
             measured = await replay(items, url, distinct[0], time_scale, model_of=asked)
             wall = time.perf_counter() - started
         served_by = {rec.request_id: names[id(s.server)] for s in fleet.servers for rec in s.server.stats.records}
+        errors = {names[id(s.server)]: s.server.stats.errors for s in fleet.servers}
     statuses = {m.id: (m.status, m.error) for m in measured}
-    out = tally(asked, statuses, served_by, serves)
+    out = tally(asked, statuses, served_by, serves, errors)
     out |= {"requests": len(items), "layout": layout, "models": models, "adapters": adapters,
             "unknown_every": unknown_every, "time_scale": time_scale, "wall_s": round(wall, 1)}
     return out
@@ -129,7 +132,7 @@ def main(argv: list[str] | None = None) -> None:
         out = asyncio.run(run(items, args.layout.split(","), args.models.split(","), adapters,
                               args.unknown_every, args.time_scale, Path(tmp)))
     args.out.write_text(json.dumps(out, indent=1))
-    print(json.dumps({k: out[k] for k in ("requests", "misrouted", "by_model", "per_server",
+    print(json.dumps({k: out[k] for k in ("requests", "misrouted", "server_errors", "by_model", "per_server",
                                           "unknown_reached_a_server")}, indent=1))
 
 

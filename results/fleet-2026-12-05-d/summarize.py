@@ -21,11 +21,10 @@ def load(path: str) -> dict[str, Any]:
 def runs(policy: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per run: mean e2e, mean TTFT, prefix hit rate, requests per instance."""
     reqs = policy["requests"]
-    n = len(policy["emulator"])
-    per = len(reqs) // max(n, 1)
+    repeats = sorted({r.get("repeat", 1) for r in reqs})
     out = []
     for i, em in enumerate(policy["emulator"]):
-        chunk = reqs[i * per:(i + 1) * per]
+        chunk = [r for r in reqs if r.get("repeat", 1) == repeats[i]] if len(repeats) > 1 else reqs
         ok = [r for r in chunk if str(r.get("status")) == "200"]
         hits = sum(s.get("prefix_cache_hits", 0) for s in em.values())
         queries = sum(s.get("prefix_cache_queries", 0) for s in em.values())

@@ -171,3 +171,32 @@ def test_sessions_prefer_the_header_and_are_bounded() -> None:
         view.routed(request_view(CHAT, {"model": "m", "messages": [{"role": "user", "content": "hi"}]}),
                     f"s{i}", "a", {})
     assert len(view.sessions) == fleet_view.MAX_SESSIONS and view.affinity("alice") is None
+
+
+@pytest.mark.asyncio
+async def test_a_turn_whose_history_is_cached_queues_only_its_uncached_prompt() -> None:
+    """The prefill queue a server shows later requests (`Backend.sent`) holds what it still has to prefill: for
+    a turn whose history that server holds, the prompt less the cached tokens the reason header names (it held
+    the whole prompt before, so a conversation's next turn looked as costly to queue behind as a new one)."""
+    async with EmulatedFleet(["baseline", "baseline"], time_scale=0.2) as fleet:
+        gw = await start_gateway(fast_settings(backends=fleet.backends_setting().split(","), policy="adaptive",
+                                               random_seed=1))
+        router = gw.app[AppState.key].router
+        try:
+            async with aiohttp.ClientSession() as s:
+                messages = [{"role": "system", "content": HISTORY * 20}, {"role": "user", "content": "Question 0?"}]
+                body = {"model": "specgate-emu", "messages": messages, "max_tokens": 16, "temperature": 0}
+                async with s.post(gw.url + "/v1/chat/completions", json=body) as r:
+                    answer = (await r.json())["choices"][0]["message"]["content"]
+                messages += [{"role": "assistant", "content": answer}, {"role": "user", "content": "Question 1?"}]
+                body = {**body, "messages": messages, "max_tokens": 400, "stream": True}
+                async with s.post(gw.url + "/v1/chat/completions", json=body) as r:
+                    reason, name = r.headers["x-specgate-reason"], r.headers["x-specgate-instance"]
+                    backend = next(b for b in router.pool.backends if b.name == name)
+                    queued = [tokens for _, tokens in backend.sent]  # in flight: its entry is there
+                    await r.read()
+            cached, prompt = (int(x) for x in reason.split("cached ")[1].split(" ")[0].split("/"))
+            assert cached > 0.9 * prompt
+            assert queued == [prompt - cached]
+        finally:
+            await gw.runner.cleanup()

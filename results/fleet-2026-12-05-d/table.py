@@ -10,7 +10,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from summarize import load, runs  # noqa: E402
+from summarize import load, runs
 
 PEERS = ("vllm-router:cache_aware", "vllm-router:power_of_two", "sglang-router:cache_aware")
 

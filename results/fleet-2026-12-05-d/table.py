@@ -22,6 +22,8 @@ def cell_rows(folder: str, tag: str) -> list[str]:
         ad = runs(load(path)["policies"]["adaptive"])
         others_paths = glob.glob(f"{folder}/{tag}--{w}--{f}--others.json*")
         others = {k: runs(v)[0] for k, v in load(others_paths[0])["policies"].items()} if others_paths else {}
+        if not any(k.startswith("least_loaded@") for k in others):
+            continue  # not a cell against the static fleets and all three peers (the Mooncake runs: moon_table.py)
         med = statistics.median(r["e2e"] for r in ad)
         statics = {k: v for k, v in others.items() if k not in PEERS}
         peers = {k: v for k, v in others.items() if k in PEERS}

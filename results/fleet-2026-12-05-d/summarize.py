@@ -38,6 +38,16 @@ def runs(policy: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def load_range(folder: str, tag: str, workload: str, fleet: str) -> str:
+    """The 1-minute load averages `uptime` said at the start and end of each bench of a cell ("2.4–3.9")."""
+    try:
+        with open(f"{folder}/{tag}--{workload}--{fleet}.uptime") as f:
+            loads = [float(line.split("load average: ")[1].split(",")[0]) for line in f if "load average" in line]
+    except OSError:
+        return "-"
+    return f"{min(loads):.1f}–{max(loads):.1f}" if loads else "-"
+
+
 def main(paths: list[str]) -> None:
     for path in paths:
         d = load(path)

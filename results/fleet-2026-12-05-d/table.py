@@ -10,7 +10,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from summarize import load, runs
+from summarize import load, load_range, runs
 
 PEERS = ("vllm-router:cache_aware", "vllm-router:power_of_two", "sglang-router:cache_aware")
 
@@ -39,12 +39,12 @@ def cell_rows(folder: str, tag: str) -> list[str]:
         peer_hits = " / ".join(f"{v['hit']:.3f}" for v in peers.values()) or "-"
         errors = sum(r["errors"] for r in ad) + sum(v["errors"] for v in others.values())
         rows.append(f"| {w} | {f} | {seeds} | {s_txt} | {p_txt} | {r_s} | {r_p} | {ttft:.3f} | {hit:.3f} / "
-                    f"{peer_hits} | {errors} |")
+                    f"{peer_hits} | {errors} | {load_range(folder, tag, w, f)} |")
     return rows
 
 
 if __name__ == "__main__":
     print("| workload | fleet | adaptive (s, seeds 1, 2) | best static (s) | best peer (s) | ÷ best static | "
-          "÷ best peer | adaptive TTFT (s) | prefix hit: adaptive / peers | errors |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "÷ best peer | adaptive TTFT (s) | prefix hit: adaptive / peers | errors | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     print("\n".join(cell_rows(sys.argv[1], sys.argv[2])))

@@ -225,6 +225,11 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     if probe is not None:
         pick, reason = probe, "explore"
     _, chosen, pred = pick
+    if chosen.role == "speculative" and not chosen.shared and sampled != est.tokens_per_step:
+        # chosen on a Thompson sample; what it is expected to take is the posterior mean's (the sample that won is
+        # optimistic by selection, and the prediction is what the learner and the logs compare with the outcome)
+        pred = predict_on(chosen, est, prompt - cached.get(chosen.name, 0) if cached else prompt,
+                          est.tokens_per_step)
     detail = f"{reason} {_ratio_text(ratio)} on speculative, {chosen.name}@{chosen.group}"
     detail += cache_text(cached.get(chosen.name, 0), prompt, inp.affinity == chosen.name)
     mix = inp.regime_ratios.get(chosen.group)

@@ -38,7 +38,6 @@ _In = TypeVar("_In")
 _Out = TypeVar("_Out")
 
 log = logging.getLogger("specgate.backends")
-RECENT_S = 10.0  # seconds of sends `Backend.recent` keeps (a server's recent prompt arrivals)
 
 
 @dataclass(slots=True, eq=False)
@@ -60,7 +59,6 @@ class Backend:
     prompts_sent: int = 0  # requests with a prompt this process sent it, ever
     # (monotonic time sent, prompt tokens) of the requests in flight, oldest first (the prefill queue's input)
     sent: deque[tuple[float, int]] = field(default_factory=deque)
-    recent: deque[tuple[float, int]] = field(default_factory=deque)  # the same for the last `RECENT_S`, finished too
     load_area: float = 0.0  # ∫ load dt up to `area_t` (request·seconds): a request's mean load is Δarea / Δt
     area_t: float = 0.0
     area_load: float = 0.0  # the load since `area_t`
@@ -187,10 +185,6 @@ class BackendPool:
         b.sent_since_up += 1
         now = time.monotonic()
         b.sent.append((now, prompt_tokens))
-        recent = b.recent
-        recent.append((now, prompt_tokens))
-        while now - recent[0][0] > RECENT_S:
-            recent.popleft()
         self._accrue(b, now)
         self._gauges[b.name][0].set(b.inflight)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping
 
-from gateway.backends import RECENT_S, Backend, BackendPool
+from gateway.backends import Backend, BackendPool
 from gateway.core.costmodel import Role
 from gateway.core.policy import Candidate, scoring_candidates
 
@@ -38,14 +38,6 @@ def others_waiting(pool: BackendPool, b: Backend, load: float, now: float) -> tu
     if not prompts:
         tokens, prompts = sum(o.prompt_tokens_sent for o in pool.backends), sum(o.prompts_sent for o in pool.backends)
     return (max(now - b.scraped_at, 0.0), round(n * tokens / prompts)) if prompts else None
-
-
-def arrivals(b: Backend, now: float) -> tuple[float, float]:
-    """Prompt tokens and prompts a second this process sent `b` over the last `RECENT_S` (forgetting older)."""
-    recent = b.recent
-    while recent and now - recent[0][0] > RECENT_S:
-        recent.popleft()
-    return sum(tokens for _, tokens in recent) / RECENT_S, len(recent) / RECENT_S
 
 
 class CandidateView:
@@ -75,11 +67,11 @@ class CandidateView:
                 continue
             c = last.get(name)
             others = None if members[name] else others_waiting(pool, b, loads[name], now)
-            if (b.sent or b.recent or others) and not members[name]:  # a fleet server with prompts in flight or
-                queued = [(now - t, tokens) for t, tokens in b.sent]  # just sent: their ages move
+            if (b.sent or others) and not members[name]:  # a fleet server with prompts in flight: their ages move
+                queued = [(now - t, tokens) for t, tokens in b.sent]
                 if others:
                     queued.insert(sum(1 for age, _ in queued if age >= others[0]), others)
-                c = last[name] = Candidate(name, b.role, b.group, loads[name], (), tuple(queued), arrivals(b, now))
+                c = last[name] = Candidate(name, b.role, b.group, loads[name], (), tuple(queued))
             elif c is None or c.queued or (changed and (name in changed
                                                         or any(o.name in changed for o in members[name]))):
                 co = tuple([(o.role, loads[o.name]) for o in members[name]]) if members[name] else ()

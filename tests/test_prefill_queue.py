@@ -17,7 +17,7 @@ from gateway.bench.kit.inproc import fast_settings, start_gateway
 from gateway.core.candidate import queued_prefill_tokens, scoring_candidates
 from gateway.core.classify import ClassifierConfig, features
 from gateway.core.costmodel import RequestShape, StepModel, predict
-from gateway.core.policy import AdaptiveConfig, Candidate, Estimates, PolicyInput, RulesConfig, decide, prefill_share
+from gateway.core.policy import AdaptiveConfig, Candidate, Estimates, PolicyInput, RulesConfig, decide
 from gateway.core.protocol import CHAT, request_view
 from gateway.emulator import EmulatedFleet
 from gateway.state import AppState
@@ -225,21 +225,3 @@ def test_requests_other_clients_left_waiting_join_the_prefill_queue() -> None:
     view = request_view(CHAT, {"model": "m", "max_tokens": 64, "messages": [{"role": "user", "content": "w " * 9000}]})
     routed = router.route(view, "r1")
     assert routed is not None and routed.decision.backend == quiet.name
-
-
-def test_prompts_arriving_during_the_decode_stretch_it_by_the_share_they_take() -> None:
-    """The stall a request suffers: a server prefilling prompts a share s of its time decodes at 1 - s of its pace
-    (Mooncake's 12-14k-token prompts, 2 + 2 fleet: decode was predicted ~12% fast on the baselines without it)."""
-    model = StepModel(0.005, 0.0)
-    plain = predict(RequestShape(1400, 101, 1.0), 2, model, 0.0, 2.5e-5, stall=True)
-    busy = predict(RequestShape(1400, 101, 1.0), 2, model, 0.0, 2.5e-5, stall=True, prefill_share=0.25)
-    assert busy.ttft_s == plain.ttft_s
-    assert busy.e2e_s - busy.ttft_s == pytest.approx((plain.e2e_s - plain.ttft_s) / 0.75)
-    # 8,000 prompt tokens a second at 2.5e-5 s each is a fifth of the time, less the steps the prompts ride on
-    assert prefill_share((8000.0, 2.0), 2.5e-5, 0.005) == pytest.approx(0.2 - 0.01)
-    # two baselines as loaded, one taking a stream of long prompts: the next request goes to the other
-    fleet = (Candidate("baseline-0", "baseline", "g0", 1.0, (), (), (8000.0, 0.7)),
-             Candidate("baseline-1", "baseline", "g1", 1.0, (), (), (400.0, 0.7)))
-    for order in (fleet, fleet[::-1]):
-        d = decide("adaptive", _input(500, order), RULES, CFG)
-        assert d is not None and d.backend == "baseline-1"

@@ -25,7 +25,6 @@ class Candidate(NamedTuple):
     # a server with a GPU of its own: (seconds since sent, prompt tokens) of the requests this gateway has in flight
     # on it, oldest first; `queued_prefill_tokens` drains it into the prompt tokens it has likely not prefilled yet
     queued: tuple[tuple[float, int], ...] = ()
-    arrivals: tuple[float, float] = (0.0, 0.0)  # own GPU: prompt tokens and prompts a second recently sent to it
 
     @property
     def shared(self) -> bool:
@@ -75,7 +74,7 @@ def _worth_scoring(candidates: Sequence[Candidate]) -> list[Candidate]:
     i = 0
     for c in candidates:
         if not c.co_runners:
-            if c.queued or c.arrivals[0]:  # its queued or arriving prefill can make a busier server cheaper
+            if c.queued:  # its queued prefill can make a busier server cheaper (or a quieter one dearer)
                 queued.append(c)
             elif c.role not in own or c.load < own[c.role].load:
                 own[c.role] = c

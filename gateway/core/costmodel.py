@@ -27,9 +27,6 @@ step grows by ~0.07 ms a request, a 1.4k-token prefill takes ~35 ms and stalls t
 
     ttft        += prefill_s_per_token · Q      (Q: prompt tokens queued on it, not yet prefilled)
     externality += load · prefill_s_per_token · P   (each request already there waits for our prefill)
-    decode      /= 1 − s    (s: the share of its time the server spends prefilling the prompts that keep arriving,
-                             which our decode waits for in turn: the stall suffered, as the line above is the one
-                             imposed; Mooncake's 12-14k-token prompts made decode ~12% slower than the step model)
 """
 
 from __future__ import annotations
@@ -41,7 +38,6 @@ from gateway.core.domain import ROLES as ROLES  # the role names live in gateway
 from gateway.core.domain import Role as Role
 
 OTHER_ROLE: dict[Role, Role] = {"baseline": "speculative", "speculative": "baseline"}
-MAX_PREFILL_SHARE = 0.8  # of a server's time said to go to other requests' prefill (a flood's stretch stays finite)
 
 
 class StepModel(NamedTuple):
@@ -93,7 +89,6 @@ def predict(
     co_runners: Sequence[CoRunner] = (),
     queued_prefill_tokens: float = 0.0,
     stall: bool = False,
-    prefill_share: float = 0.0,
 ) -> Prediction:
     """Predicted TTFT, end-to-end latency and imposed slowdown of one request sent to a server with
     `load_self` requests already running or waiting, `queued_prefill_tokens` of their prompts not yet prefilled
@@ -103,7 +98,7 @@ def predict(
     steps = max(shape.output_tokens - 1.0, 0.0) / max(shape.tokens_per_step, 1.0)
     prefill = prefill_s_per_token * shape.prompt_tokens
     ttft = prefill_s_per_token * max(queued_prefill_tokens, 0.0) + prefill + step
-    e2e = ttft + steps * step / (1.0 - min(max(prefill_share, 0.0), MAX_PREFILL_SHARE))
+    e2e = ttft + steps * step
     externality = ls * model_self.per_request_s * (steps + 1.0)
     if stall:  # a prefill chunk fills the step: the requests already there wait for it (at most all of them)
         externality += ls * prefill

@@ -161,15 +161,7 @@ def predict_on(c: Candidate, est: Estimates, prompt_tokens: int, tokens_per_step
         return predict(RequestShape(prompt_tokens, est.output_tokens, tps), c.load, est.step_models[c.role],
                        est.interference[c.role], prefill, co)
     return predict(RequestShape(prompt_tokens, est.output_tokens, tps), c.load, est.step_models[c.role],
-                   est.interference[c.role], prefill, co, queued_prefill_tokens(c.queued, prefill), stall=True,
-                   prefill_share=prefill_share(c.arrivals, prefill, est.step_models["baseline"].base_s))
-
-
-def prefill_share(arrivals: tuple[float, float], s_per_token: float, ridden_s: float) -> float:
-    """The share of a server's time that goes to prefilling the prompts arriving at it (prompt tokens and prompts a
-    second): each prompt's compute beyond the step it rides on (`learner._decode_s` takes the same out of a decode)."""
-    tokens_per_s, prompts_per_s = arrivals
-    return max(tokens_per_s * s_per_token - prompts_per_s * ridden_s, 0.0)
+                   est.interference[c.role], prefill, co, queued_prefill_tokens(c.queued, prefill), stall=True)
 
 
 def _queued(c: Candidate, est: Estimates) -> float:
@@ -308,7 +300,7 @@ def _cached_instead(inp: PolicyInput, cfg: AdaptiveConfig, forced: Decision) -> 
     """One role to choose from: a backend that likely holds part of the prompt (or the session's last, or has less
     prefill queued) when it is predicted cheaper than the least-loaded one."""
     est, cached, prompt = inp.estimates, inp.cached_tokens, inp.features.prompt_tokens
-    if est is None or not (cached or inp.affinity or any(c.queued or c.arrivals[0] for c in inp.candidates)):
+    if est is None or not (cached or inp.affinity or any(c.queued for c in inp.candidates)):
         return forced
     scored = [(predict_on(c, est, prompt - cached.get(c.name, 0), est.tokens_per_step).cost(cfg.externality_weight),
                c, None) for c in inp.candidates]

@@ -187,6 +187,24 @@ def test_a_burst_queue_does_not_teach_prefill_speed() -> None:
     assert lrn.prefill_s_per_token("baseline") > 2 * prior
 
 
+def test_prefill_speed_is_learned_net_of_the_queue_the_request_waited_behind() -> None:
+    """Seen on Mooncake's 12-14k-token prompts (2 + 2 fleet): a prompt sent while another's prefill was still
+    running waited for it, and read as its own prefill the learned speed came out 2-3x the emulator's
+    (5-7.5e-5 s a token against ~2.5e-5). With the queued tokens the decision priced, the true speed is learned."""
+    true_s = 2.5e-5
+    for queued in (0.0, 8000.0):
+        lrn = learner()
+        for _ in range(80):  # 10k-token prompts behind `queued` tokens of another's prompt
+            ttft = true_s * (10000 + 8000) + 0.005
+            lrn.observe(dataclasses.replace(obs("baseline", 201, 201, ttft + 200 * 0.005, ttft=ttft, prompt=10000,
+                                                load_self=2), queued_prefill_tokens=queued))
+        learned = lrn.prefill_s_per_token("baseline")
+        if queued:
+            assert learned == pytest.approx(true_s, rel=0.1)
+        else:  # what the learner read before: the wait as prefill
+            assert learned > 1.5 * true_s
+
+
 def test_shared_steps_do_not_teach_the_own_step_model() -> None:
     """Seen on the emulated bursty trace: baseline steps taken while the speculative server ran a large batch
     were charged to the baseline's own speed (75.7 ms per step against a true ~20 ms). Shared steps teach κ."""

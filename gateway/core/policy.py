@@ -109,6 +109,8 @@ class Decision:
     predicted_e2e_s: float | None = None
     predicted_ttft_s: float | None = None
     ratio: float | None = None  # predicted cost on the best baseline / on the best speculative backend
+    output_tokens: float | None = None  # the output length the prediction assumed (logged: its error's share)
+    queued_tokens: float = 0.0  # prompt tokens priced as queued ahead of it on its server (the learner nets them out)
 
 
 def _least_loaded(candidates: Sequence[Candidate]) -> Candidate:
@@ -160,6 +162,11 @@ def predict_on(c: Candidate, est: Estimates, prompt_tokens: int, tokens_per_step
                        est.interference[c.role], prefill, co)
     return predict(RequestShape(prompt_tokens, est.output_tokens, tps), c.load, est.step_models[c.role],
                    est.interference[c.role], prefill, co, queued_prefill_tokens(c.queued, prefill), stall=True)
+
+
+def _queued(c: Candidate, est: Estimates) -> float:
+    """The prompt tokens `predict_on` priced as queued ahead of a request on `c` (none on a shared GPU)."""
+    return 0.0 if c.co_runners else queued_prefill_tokens(c.queued, est.prefill_s_per_token[c.role])
 
 
 def _idle_gpu(c: Candidate) -> bool:
@@ -218,6 +225,11 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     if probe is not None:
         pick, reason = probe, "explore"
     _, chosen, pred = pick
+    if chosen.role == "speculative" and not chosen.shared and sampled != est.tokens_per_step:
+        # chosen on a Thompson sample; what it is expected to take is the posterior mean's (the sample that won is
+        # optimistic by selection, and the prediction is what the learner and the logs compare with the outcome)
+        pred = predict_on(chosen, est, prompt - cached.get(chosen.name, 0) if cached else prompt,
+                          est.tokens_per_step)
     detail = f"{reason} {_ratio_text(ratio)} on speculative, {chosen.name}@{chosen.group}"
     detail += cache_text(cached.get(chosen.name, 0), prompt, inp.affinity == chosen.name)
     mix = inp.regime_ratios.get(chosen.group)
@@ -226,7 +238,8 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     pending = inp.regime_pending.get(chosen.group)
     if pending is not None:
         detail += f", to {pending} when free"
-    return Decision(chosen.name, chosen.role, reason, detail, pred.e2e_s, pred.ttft_s, ratio)
+    return Decision(chosen.name, chosen.role, reason, detail, pred.e2e_s, pred.ttft_s, ratio, est.output_tokens,
+                    _queued(chosen, est))
 
 
 def _exception_pays(inp: PolicyInput, cfg: AdaptiveConfig, pick: Scored, gain: float) -> bool:
@@ -295,9 +308,9 @@ def _cached_instead(inp: PolicyInput, cfg: AdaptiveConfig, forced: Decision) -> 
     c = best[1] if best is not None else next(c for c in inp.candidates if c.name == forced.backend)
     text = cache_text(cached.get(c.name, 0), prompt, inp.affinity == c.name)
     if c.name == forced.backend:
-        return replace(forced, detail=forced.detail + text)
+        return replace(forced, detail=forced.detail + text, queued_tokens=_queued(c, est))
     reason: Reason = "prefix_cache" if text else "prefill_queue"
-    return Decision(c.name, c.role, reason, f"{reason}, {c.name}@{c.group}{text}")
+    return Decision(c.name, c.role, reason, f"{reason}, {c.name}@{c.group}{text}", queued_tokens=_queued(c, est))
 
 
 def decide(policy: PolicyName, inp: PolicyInput, rules: RulesConfig, adaptive: AdaptiveConfig,

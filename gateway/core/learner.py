@@ -77,6 +77,7 @@ class LearnerConfig:
     prior_tokens_per_step_sd: float  # spread of the acceptance prior, in tokens per step
     # the prior's gain over one token a step, and its spread, scaled by this for the sampled ("high") bucket
     prior_sampled_scale: float = 1.0
+    base_tie: float = 0.5  # the same for the step at batch 1 (host time, which differs by model: see stepfit)
 
 
 @record
@@ -149,7 +150,8 @@ class Learner:
         self._prefill_line = {role: StepFit.from_prior(StepModel(config.priors[role].base_s,
                                                                  config.prior_prefill_s_per_token)) for role in ROLES}
         self._fitted = {role: fit.model() for role, fit in self._steps.items()}  # what observations are read with
-        self._models = tied_models(self._steps, config.slope_tie, config.priors)  # what predictions use
+        # what predictions use
+        self._models = tied_models(self._steps, config.slope_tie, config.priors, config.base_tie)
         self._interference = {role: Ewma(config.prior_interference[role]) for role in ROLES}
         # the decision path reads these every request; they change only in `observe`
         self._kappa = {role: self._shrunk_interference(role) for role in ROLES}
@@ -233,6 +235,10 @@ class Learner:
     def bucket_speculative_observations(self, bucket: str) -> int:
         est = self._bucket_tokens_per_step.get(bucket)
         return 0 if est is None else est.count
+
+    def step_observations(self, role: Role) -> int:
+        """Responses that taught `role`'s own step model (0: it is borrowed from the other role's, or its prior)."""
+        return self._steps[role].count
 
     def speculative_observations(self, task_class: str, bucket: str) -> int:
         est = self._tokens_per_step.get((task_class, bucket))
@@ -324,7 +330,7 @@ class Learner:
             observed = _clip(observed, own)
             self._steps[role].update(obs.load_self, observed, f)
             self._fitted[role] = self._steps[role].model()
-            self._models = tied_models(self._steps, self.config.slope_tie, self.config.priors)
+            self._models = tied_models(self._steps, self.config.slope_tie, self.config.priors, self.config.base_tie)
         return observed
 
     def _observe_prefill(self, obs: Observation, step: float | None) -> None:

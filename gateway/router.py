@@ -249,6 +249,7 @@ class Router:
             self._mixed_at[group] = now
             mean_load = self._mean_load(group)
             ratio = rg.capped_ratio(self._mix_ratio(group, extra, mean_load), mean_load, self.regime_config)
+            ratio = rg.unmeasured_baseline_cap(ratio, self.learner.step_observations("baseline"), self.regime_config)
             after = rg.leave_large_batch(rg.next_regime(before, ratio, now, self.regime_config), mean_load, now,
                                       self.regime_config)
             after = rg.follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)

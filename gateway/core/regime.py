@@ -159,6 +159,23 @@ def capped_ratio(ratio: float | None, mean_load: float, cfg: RegimeConfig) -> fl
     return min(ratio, 1.0 / (1.0 + cfg.switch_margin) - 1e-9)
 
 
+# Responses of the baseline's own (unshared, after warm-up) before a shared GPU may go speculative.
+MEASURED_BASELINE = 3
+
+
+def unmeasured_baseline_cap(ratio: float | None, baseline_steps: int, cfg: RegimeConfig) -> float | None:
+    """The mix ratio as the regime may act on it while the baseline's own step is unmeasured (fewer than
+    `MEASURED_BASELINE` responses taught it): it cannot ask for the speculative server. Unmeasured, the baseline's
+    step is borrowed from the speculative server's at the ratio of the priors, which holds only for the model they
+    were measured on: the trained 160M pair on the H200 (2026-12-05) went speculative at its third request, on the
+    acceptance prior against a baseline guessed at twice its real step, and stayed there at 1.7x the baseline's
+    latency (the speculative regime never sent the baseline another request to correct it). The baseline carries
+    a new GPU anyway; this keeps it there until it has been measured (a few requests: warm-up plus three)."""
+    if ratio is None or baseline_steps >= MEASURED_BASELINE:
+        return ratio
+    return min(ratio, 1.0 + cfg.switch_margin)
+
+
 def leave_large_batch(state: RegimeState, mean_load: float, now: float, cfg: RegimeConfig) -> RegimeState:
     """A speculative regime under a load above `speculation_max_load` leaves at once: waiting for a lull that
     sustained load never brings kept 78 more requests on the n-gram server at c = 48 (an emulated replay of the

@@ -216,9 +216,8 @@ class Router:
         return self._regime_views
 
     def _early_regimes(self, f: Features, task_class: str, bucket: str, now: float) -> None:
-        """A group's first decisions choose its regime with the request at hand in the mix, before routing it: a
-        switch costs least while the GPU is still quiet, and the first request should not go to a server the
-        mix already rules out."""
+        """A group's first decisions choose its regime with the request at hand in the mix, before routing it (a
+        switch costs least on a quiet GPU; the first request should not go where the mix rules out)."""
         if not self._early:
             return
         self._fresh_mix.clear()  # estimates may have changed since the last request
@@ -230,8 +229,7 @@ class Router:
             self._update_regime(group, self.group_decisions[group], _recent(f, task_class, bucket, load))
 
     def _note(self, group: str, recent: _Recent) -> None:
-        """Remember the request in its group's mix; every few decisions recompute the group's regime, and take
-        a pending switch as soon as it is free or pays (priced at every decision while pending)."""
+        """Remember the request in its group's mix; recompute the regime every few decisions (pending: each)."""
         self.recent[group].append(recent)
         n = self.group_decisions[group] = self.group_decisions[group] + 1
         if n >= REGIME_EARLY:
@@ -248,8 +246,8 @@ class Router:
                                  and now - self._mixed_at.get(group, -math.inf) >= self.settings.regime_min_interval_s):
             self._mixed_at[group] = now
             mean_load = self._mean_load(group)
-            ratio = rg.capped_ratio(self._mix_ratio(group, extra, mean_load), mean_load, self.regime_config)
-            ratio = rg.unmeasured_baseline_cap(ratio, self.learner.step_observations("baseline"), self.regime_config)
+            ratio = rg.capped_ratio(self._mix_ratio(group, extra, mean_load), mean_load, self.regime_config,
+                                    self.learner.step_observations("baseline"))
             after = rg.leave_large_batch(rg.next_regime(before, ratio, now, self.regime_config), mean_load, now,
                                       self.regime_config)
             after = rg.follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)
@@ -288,8 +286,8 @@ class Router:
 
     def _mix_window(self, group: str, extra: _Recent | None = None) -> tuple[list[MixSample], list[MixKey],
                                                                              dict[MixKey, tuple[float, float, float]]]:
-        """The group's recent single-completion requests as the mix sees them, each one's key, and per key the
-        learner's (output tokens, tokens per step mean, its sd)."""
+        """The group's recent single-completion requests as the mix sees them, each one's key, and per key (output
+        tokens, tokens per step mean, its sd)."""
         lrn = self.learner
         z, calm = self.settings.regime_optimism, self.settings.regime_optimism_load
         now = time.monotonic()

@@ -149,9 +149,8 @@ class Learner:
         # time to first token (less one step) on [1, prompt tokens]: the slope is a prompt token's marginal cost
         self._prefill_line = {role: StepFit.from_prior(StepModel(config.priors[role].base_s,
                                                                  config.prior_prefill_s_per_token)) for role in ROLES}
-        self._fitted = {role: fit.model() for role, fit in self._steps.items()}  # what observations are read with
-        # what predictions use
-        self._models = tied_models(self._steps, config.slope_tie, config.priors, config.base_tie)
+        self._fitted = {role: fit.model() for role, fit in self._steps.items()}  # observations read these, predictions
+        self._models = tied_models(self._steps, config.slope_tie, config.priors, config.base_tie)  # read these
         self._interference = {role: Ewma(config.prior_interference[role]) for role in ROLES}
         # the decision path reads these every request; they change only in `observe`
         self._kappa = {role: self._shrunk_interference(role) for role in ROLES}

@@ -147,18 +147,6 @@ def worth_probing(samples: Sequence[MixSample], keys: Sequence[K], hopes: Mappin
     return frozenset(k for k, g in gain.items() if base / max(totals["speculative"] - g, 1e-12) > threshold)
 
 
-def capped_ratio(ratio: float | None, mean_load: float, cfg: RegimeConfig) -> float | None:
-    """The mix ratio as the regime may act on it: above `speculation_max_load` requests on the GPU the batch is
-    already large (speculation verifies drafts the batch has no room for), so the ratio cannot ask for the
-    speculative server (`leave_large_batch` takes a speculative regime out at once). The step models
-    are least reliable there (prefill chunks of a busy queue run inside the steps, and both roles' fits drifted
-    on mixed-high: the regime went speculative at 40 requests running and cost 1.9x). vLLM's V0 engine had the
-    same guard as `--speculative-disable-by-batch-size`."""
-    if ratio is None or mean_load <= cfg.speculation_max_load:
-        return ratio
-    return min(ratio, 1.0 / (1.0 + cfg.switch_margin) - 1e-9)
-
-
 # Responses of the baseline's own (unshared, after warm-up) before a shared GPU may go speculative.
 MEASURED_BASELINE = 3
 
@@ -174,6 +162,21 @@ def unmeasured_baseline_cap(ratio: float | None, baseline_steps: int, cfg: Regim
     if ratio is None or baseline_steps >= MEASURED_BASELINE:
         return ratio
     return min(ratio, 1.0 + cfg.switch_margin)
+
+
+def capped_ratio(ratio: float | None, mean_load: float, cfg: RegimeConfig,
+                 baseline_steps: int = MEASURED_BASELINE) -> float | None:
+    """The mix ratio as the regime may act on it: above `speculation_max_load` requests on the GPU the batch is
+    already large (speculation verifies drafts the batch has no room for), so the ratio cannot ask for the
+    speculative server (`leave_large_batch` takes a speculative regime out at once). The step models
+    are least reliable there (prefill chunks of a busy queue run inside the steps, and both roles' fits drifted
+    on mixed-high: the regime went speculative at 40 requests running and cost 1.9x). vLLM's V0 engine had the
+    same guard as `--speculative-disable-by-batch-size`. Below `MEASURED_BASELINE` responses of the baseline's own
+    it cannot either (`unmeasured_baseline_cap`)."""
+    ratio = unmeasured_baseline_cap(ratio, baseline_steps, cfg)
+    if ratio is None or mean_load <= cfg.speculation_max_load:
+        return ratio
+    return min(ratio, 1.0 / (1.0 + cfg.switch_margin) - 1e-9)
 
 
 def leave_large_batch(state: RegimeState, mean_load: float, now: float, cfg: RegimeConfig) -> RegimeState:

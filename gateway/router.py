@@ -216,8 +216,9 @@ class Router:
         return self._regime_views
 
     def _early_regimes(self, f: Features, task_class: str, bucket: str, now: float) -> None:
-        """A group's first decisions choose its regime with the request at hand in the mix, before routing it (a
-        switch costs least on a quiet GPU; the first request should not go where the mix rules out)."""
+        """A group's first decisions choose its regime with the request at hand in the mix, before routing it: a
+        switch costs least while the GPU is still quiet, and the first request should not go to a server the
+        mix already rules out."""
         if not self._early:
             return
         self._fresh_mix.clear()  # estimates may have changed since the last request
@@ -246,8 +247,7 @@ class Router:
                                  and now - self._mixed_at.get(group, -math.inf) >= self.settings.regime_min_interval_s):
             self._mixed_at[group] = now
             mean_load = self._mean_load(group)
-            ratio = rg.capped_ratio(self._mix_ratio(group, extra, mean_load), mean_load, self.regime_config,
-                                    self.learner.step_observations("baseline"))
+            ratio = rg.capped_ratio(self._mix_ratio(group, extra, mean_load), mean_load, self.regime_config)
             after = rg.leave_large_batch(rg.next_regime(before, ratio, now, self.regime_config), mean_load, now,
                                       self.regime_config)
             after = rg.follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)
@@ -286,8 +286,8 @@ class Router:
 
     def _mix_window(self, group: str, extra: _Recent | None = None) -> tuple[list[MixSample], list[MixKey],
                                                                              dict[MixKey, tuple[float, float, float]]]:
-        """The group's recent single-completion requests as the mix sees them, each one's key, and per key (output
-        tokens, tokens per step mean, its sd)."""
+        """The group's recent single-completion requests as the mix sees them, each one's key, and per key the
+        learner's (output tokens, tokens per step mean, its sd)."""
         lrn = self.learner
         z, calm = self.settings.regime_optimism, self.settings.regime_optimism_load
         now = time.monotonic()

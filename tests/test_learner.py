@@ -421,3 +421,15 @@ def test_a_measured_role_keeps_its_own_step_at_batch_one_when_the_priors_ratio_i
     assert lrn.step_observations("baseline") == 16
     assert lrn.step_model("baseline").base_s == pytest.approx(base_step, rel=0.25)
     assert lrn.step_model("speculative").base_s == pytest.approx(spec_step, rel=0.15)
+
+
+def test_a_warm_up_response_teaches_the_step_only_as_an_upper_bound() -> None:
+    """A server's first responses (compiles, cold caches) can only overstate its step: one that reads faster than
+    the fit moves it (the trained 160M pair's two baseline responses before the regime's first switch were warm-up,
+    and the baseline stayed guessed at twice its real step); one that reads slower teaches nothing."""
+    fast, slow = learner(), learner()
+    for _ in range(2):
+        fast.observe(obs("baseline", 201, 201, 0.02 + 200 * 0.002, warmup=True))
+        slow.observe(obs("baseline", 201, 201, 0.02 + 200 * 0.02, warmup=True))
+    assert fast.step_model("baseline").base_s < 0.8 * PRIORS["baseline"].base_s
+    assert slow.step_model("baseline") == PRIORS["baseline"]

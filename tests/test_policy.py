@@ -460,23 +460,3 @@ def test_an_unmeasured_baseline_beside_a_speculative_regime_is_measured_on_an_id
     assert on(0, None).role == "speculative"  # a caller that does not say: as before
     # requests arriving during it would share its steps (teaching interference, not the step): no probe
     assert on(0, {"baseline": 0, "speculative": 40}, rate=1000.0).role == "speculative"
-
-
-def test_a_shared_gpu_is_the_baselines_until_its_step_is_measured() -> None:
-    """No request leaves a baseline regime for an idle speculative server, and no speculative probe is sent, while
-    the baseline's own step is unmeasured: its steps beside them would teach interference instead (mixed-phases:
-    such exceptions delayed the baseline's third quiet response to 17 s)."""
-    f = extract(request_view(CHAT, chat("Return JSON", temperature=0, max_tokens=64)), CFG)
-    idle = _inp(f, "structured", tps=4.0, output=64, shared=True, regime="baseline")
-    assert idle.estimates is not None
-    unmeasured = dataclasses.replace(idle, estimates=dataclasses.replace(idle.estimates,
-                                                                         step_observations={"baseline": 0}))
-    assert _decide("adaptive", idle).role == "speculative"  # measured: the idle GPU's cheaper server
-    assert _decide("adaptive", unmeasured).role == "baseline"
-    cfg = dataclasses.replace(ADAPTIVE, explore_unmeasured_rate=0.25, explore_unmeasured_max_regret=3.0)
-    probe = _inp(f, "structured", tps=1.2, output=64, shared=True, draw=0.1, sd=UNSEEN_SD)
-    assert probe.estimates is not None
-    assert decide("adaptive", probe, RULES, cfg).role == "speculative"  # type: ignore[union-attr]
-    blind_est = dataclasses.replace(probe.estimates, step_observations={"baseline": 2})
-    blind = dataclasses.replace(probe, estimates=blind_est)
-    assert decide("adaptive", blind, RULES, cfg).role == "baseline"  # type: ignore[union-attr]

@@ -12,7 +12,7 @@ from prometheus_client import CollectorRegistry
 
 from gateway.backends import BackendPool
 from gateway.core.costmodel import Role, StepModel
-from gateway.core.learner import Learner, Observation
+from gateway.core.learner import Learner
 from gateway.core.protocol import RequestView, request_view
 from gateway.core.regime import (
     MixSample,
@@ -30,7 +30,6 @@ from gateway.core.regime import (
     switch_gain,
     switch_horizon,
     switch_price,
-    unmeasured_baseline_cap,
     worth_probing,
 )
 from gateway.metrics import Metrics
@@ -239,16 +238,7 @@ def test_a_replica_joins_the_regime_the_servers_show_unless_its_own_evidence_is_
 def _router_on_a_pair() -> tuple[Router, BackendPool]:
     s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"])
     pool = BackendPool(s, Metrics())
-    return Router(s, pool, _measured(Learner(s.learner_config()))), pool
-
-
-def _measured(learner: Learner) -> Learner:
-    """The baseline's own step measured (three quiet responses at its prior), as a pair's first requests do:
-    before that no mix may ask for speculation (`unmeasured_baseline_cap`)."""
-    for _ in range(3):
-        learner.observe(Observation("baseline", "structured", "greedy", 100, 201, 201, 0.02, 0.02 + 200 * 0.005, 1,
-                                    (), None, False))
-    return learner
+    return Router(s, pool, Learner(s.learner_config())), pool
 
 
 def _role(router: Router) -> str:
@@ -275,12 +265,6 @@ def test_optimism_about_unmeasured_classes_fades_with_the_load_it_would_commit()
         b.inflight = 60 if b.role == "baseline" else 0
     busy.route(_json_request(), "r0")
     assert busy.regimes["pair-0"].role == "baseline"
-    s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"])
-    unmeasured = Router(s, BackendPool(s, Metrics()), Learner(s.learner_config()))  # the baseline never answered
-    unmeasured.route(_json_request(), "r0")
-    unmeasured.arrivals["pair-0"][0] -= 60.0
-    unmeasured.route(_json_request(), "r1")
-    assert _role(unmeasured) == "baseline"
 
 
 def test_requests_arriving_fast_fade_the_optimism_too() -> None:
@@ -313,7 +297,7 @@ def test_the_regime_its_mix_ratio_and_its_switches_are_exported() -> None:
     registry = CollectorRegistry()
     s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"])
     metrics = Metrics(registry)
-    router = Router(s, BackendPool(s, metrics), _measured(Learner(s.learner_config())), metrics)
+    router = Router(s, BackendPool(s, metrics), Learner(s.learner_config()), metrics)
 
     def sample(name: str) -> float | None:
         return registry.get_sample_value(name, {"group": "pair-0"})
@@ -376,15 +360,3 @@ def test_a_switch_is_priced_at_the_load_the_arriving_server_will_carry() -> None
     carried = switch_price([0.8, 0.8], models, SWITCH_INTERFERENCE, "speculative", rate * 0.75, price.gain_s)
     assert price.cost_s == pytest.approx(carried.cost_s, rel=0.05)
     assert price.cost_s > 2 * switch_price([0.8, 0.8], models, SWITCH_INTERFERENCE, "speculative", 1.0, 0.0).cost_s
-
-
-def test_no_speculative_regime_before_the_baseline_is_measured() -> None:
-    """The trained 160M pair (H200, 2026-12-05): a regime that went speculative on a borrowed baseline step never
-    measured the baseline. Until three of its own responses, the ratio cannot ask for speculation; it can always
-    ask for the baseline, and a measured baseline changes nothing."""
-    state = RegimeState("baseline", 0.0, None, 0)
-    capped = unmeasured_baseline_cap(2.0, 0, CFG)
-    assert capped is not None and step(state, capped, 30.0).role == "baseline"
-    assert unmeasured_baseline_cap(0.5, 0, CFG) == 0.5
-    assert unmeasured_baseline_cap(None, 0, CFG) is None
-    assert step(state, unmeasured_baseline_cap(2.0, 3, CFG) or 0.0, 30.0).role == "speculative"

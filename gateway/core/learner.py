@@ -4,10 +4,8 @@
   speculative response (completion tokens / content chunks: each vLLM chunk is one engine step), shrunk
   toward the temperature bucket, then toward the prior (or the backend-wide tokens per step from the scraped
   `vllm:` counter deltas, where that is lower), with a posterior spread for Thompson sampling;
-- output tokens per (class, temperature bucket): the natural length in log space (one observation moves it
-  by at most a factor of two), and the fraction of `max_tokens` used (also in log space), learned only from
-  requests whose `max_tokens` is within reach of the natural length (a client cannot shrink everyone's prediction by
-  asking for 32,000 tokens and stopping at ten);
+- output tokens per (class, temperature bucket): the natural length in log space (one observation moves it at most
+  2x), and the fraction of `max_tokens` used, learned only where `max_tokens` is within reach of the natural length;
 - step time vs load per role (`StepModel`), fitted by recursive least squares with forgetting on
   features [1, load_self] from steps no co-runner shared, and κ, the share of a co-runner's step that a step
   waits for, from the steps one did share. Each observed step is clipped to a factor of three of the
@@ -261,6 +259,7 @@ class Learner:
             self.per_request.observe_acceptance(obs.task_class, obs.bucket, obs.prompt_tokens, obs.completion_tokens,
                                                 steps, estimate, obs.family, obs.temperature)
         if obs.warmup:
+            self._observe_warmup_step(obs, steps)
             return
         step = None
         if steps is not None and steps >= 3 and obs.e2e_s > obs.ttft_s:
@@ -271,18 +270,9 @@ class Learner:
 
     def _decode_s(self, obs: Observation) -> float:
         """The request's decode time without the prefill of requests that arrived during it (chunked prefill runs
-        other prompts inside its steps). Left in, that work grows with the load, because busy traffic arrives
-        faster: it steepened the step's fitted growth and lowered its intercept (mixed-phases: 4.7 ms + 0.37 ms a
-        request against the emulator's 6.54 + ~0.07), so a quiet GPU looked cheaper on the speculative server than
-        it is. A chunk inside a step costs its tokens' marginal time (the prefill line's slope), not the mean per
-        token, which also holds each request's fixed costs: charged at the mean (3.5e-5 s a token against
-        ~1.6e-5), the correction flattened the speculative server's growth to 0 (the emulator's: ~0.08 ms).
-        A chunk also rides on a step that reads the weights anyway: a step costs max(weights' read, the chunk's
-        compute), so each chunk adds only what its compute takes beyond one step at batch 1 (the baseline's, whose
-        step is that read plus little host time). Charged in full, the 600-token prompts of mixed-phases' busy phase
-        were taken out at ~16 ms each where the emulator's step grows ~10 ms: the fitted growth came out at 0.026 ms
-        a request against the emulator's 0.081 (now 0.055-0.082; the step there is still ~8% under, an open bias).
-        At most `PREFILL_SHARE_MAX` of the decode is taken out, whatever the estimate says."""
+        other prompts inside its steps; left in, that work grows with the load and bent the step's fit): each chunk
+        at a prompt token's marginal cost beyond the step it rides on, at most `PREFILL_SHARE_MAX` of the decode.
+        Why each part, with the numbers that showed it: docs/routing.md, "The learner"."""
         decode = obs.e2e_s - obs.ttft_s
         if obs.prefill_during_decode <= 0:
             return decode
@@ -310,6 +300,16 @@ class Learner:
         # tokens per step) must not outweigh the prior for all of them, so each response counts once there.
         self._bucket_tokens_per_step.setdefault(bucket, Ewma(self.config.prior_tokens_per_step)).update(
             tps, f, w=min(weight, 1.0))
+
+    def _observe_warmup_step(self, obs: Observation, steps: int | None) -> None:
+        """A warm-up response (compiles, cold caches) can only overstate the step: it teaches it only where it reads
+        faster than the fit, an upper bound. The trained 160M pair (H200, 2026-12-05): its two baseline responses
+        before the regime's first switch were warm-up, so the baseline stayed guessed at twice its real step."""
+        if steps is None or steps < 3 or obs.e2e_s <= obs.ttft_s or any(load > 0 for _, load in obs.co_runners):
+            return
+        observed = self._decode_s(obs) / (steps - 1)
+        if observed < self._fitted[obs.role].own_s(obs.load_self):
+            self._observe_step(obs, observed)
 
     def _co_runners(self, obs: Observation) -> list[CoRunner]:
         return [CoRunner(self._fitted[role], load, 0.0) for role, load in obs.co_runners]

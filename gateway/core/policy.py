@@ -28,7 +28,6 @@ from gateway.core.classify import Features
 from gateway.core.costmodel import CoRunner, Prediction, RequestShape, Role, StepModel, predict
 from gateway.core.domain import Reason
 from gateway.core.records import record
-from gateway.core.regime import MEASURED_BASELINE
 
 PolicyName = Literal["adaptive", "rules", "baseline", "speculative", "clairvoyant", "round_robin", "least_loaded",
                      "hindsight"]
@@ -239,18 +238,7 @@ def _exception_pays(inp: PolicyInput, cfg: AdaptiveConfig, pick: Scored, gain: f
     c, pred = pick[1], pick[2]
     if inp.arrival_rates.get(c.group, 0.0) * pred.e2e_s > cfg.exception_arrivals:
         return False
-    if c.role == "speculative" and _baseline_unmeasured(inp):
-        return False  # the GPU stays the baseline's until its step is measured (see `_baseline_unmeasured`)
     return _idle_gpu(c) or gain >= 1.0 + cfg.exception_margin
-
-
-def _baseline_unmeasured(inp: PolicyInput) -> bool:
-    """The baseline's own step has fewer than `MEASURED_BASELINE` responses (a caller that does not say: measured).
-    Until then a shared GPU is the baseline's alone: no exception or probe on its speculative server, whose steps
-    beside the baseline's would teach interference instead of the baseline's step (mixed-phases: requests let onto an
-    idle speculative server delayed the baseline's third quiet response to 17 s)."""
-    est = inp.estimates
-    return est is not None and est.step_observations.get("baseline", MEASURED_BASELINE) < MEASURED_BASELINE
 
 
 def _ratio_text(ratio: float | None) -> str:
@@ -266,8 +254,6 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
         return _probe_baseline(inp, cfg, est, pick)
     if est.output_tokens > cfg.explore_max_output_tokens or inp.draw >= max(
             cfg.explore_rate, cfg.explore_unmeasured_rate):
-        return None
-    if any(c.shared for c in inp.candidates) and _baseline_unmeasured(inp):
         return None
     unmeasured = (est.bucket_speculative_observations < cfg.explore_min_observations
                   or est.speculative_observations < 1)

@@ -147,33 +147,13 @@ def worth_probing(samples: Sequence[MixSample], keys: Sequence[K], hopes: Mappin
     return frozenset(k for k, g in gain.items() if base / max(totals["speculative"] - g, 1e-12) > threshold)
 
 
-# Responses of the baseline's own (unshared, after warm-up) before a shared GPU may go speculative.
-MEASURED_BASELINE = 3
-
-
-def unmeasured_baseline_cap(ratio: float | None, baseline_steps: int, cfg: RegimeConfig) -> float | None:
-    """The mix ratio as the regime may act on it while the baseline's own step is unmeasured (fewer than
-    `MEASURED_BASELINE` responses taught it): it cannot ask for the speculative server. Unmeasured, the baseline's
-    step is borrowed from the speculative server's at the ratio of the priors, which holds only for the model they
-    were measured on: the trained 160M pair on the H200 (2026-12-05) went speculative at its third request, on the
-    acceptance prior against a baseline guessed at twice its real step, and stayed there at 1.7x the baseline's
-    latency (the speculative regime never sent the baseline another request to correct it). The baseline carries
-    a new GPU anyway; this keeps it there until it has been measured (a few requests: warm-up plus three)."""
-    if ratio is None or baseline_steps >= MEASURED_BASELINE:
-        return ratio
-    return min(ratio, 1.0 + cfg.switch_margin)
-
-
-def capped_ratio(ratio: float | None, mean_load: float, cfg: RegimeConfig,
-                 baseline_steps: int = MEASURED_BASELINE) -> float | None:
+def capped_ratio(ratio: float | None, mean_load: float, cfg: RegimeConfig) -> float | None:
     """The mix ratio as the regime may act on it: above `speculation_max_load` requests on the GPU the batch is
     already large (speculation verifies drafts the batch has no room for), so the ratio cannot ask for the
     speculative server (`leave_large_batch` takes a speculative regime out at once). The step models
     are least reliable there (prefill chunks of a busy queue run inside the steps, and both roles' fits drifted
     on mixed-high: the regime went speculative at 40 requests running and cost 1.9x). vLLM's V0 engine had the
-    same guard as `--speculative-disable-by-batch-size`. Below `MEASURED_BASELINE` responses of the baseline's own
-    it cannot either (`unmeasured_baseline_cap`)."""
-    ratio = unmeasured_baseline_cap(ratio, baseline_steps, cfg)
+    same guard as `--speculative-disable-by-batch-size`."""
     if ratio is None or mean_load <= cfg.speculation_max_load:
         return ratio
     return min(ratio, 1.0 / (1.0 + cfg.switch_margin) - 1e-9)

@@ -158,6 +158,7 @@ class Router:
             prefill_s_per_token={role: lrn.prefill_s_per_token(role) for role in ROLES},
             speculative_observations=lrn.speculative_observations(task_class, bucket),
             bucket_speculative_observations=lrn.bucket_speculative_observations(bucket),
+            step_observations={role: lrn.step_observations(role) for role in ROLES},
         )
 
     def route(self, view: RequestView, request_id: str, exclude: frozenset[Backend] = frozenset(),
@@ -230,8 +231,7 @@ class Router:
             self._update_regime(group, self.group_decisions[group], _recent(f, task_class, bucket, load))
 
     def _note(self, group: str, recent: _Recent) -> None:
-        """Remember the request in its group's mix; every few decisions recompute the group's regime, and take
-        a pending switch as soon as it is free or pays (priced at every decision while pending)."""
+        """Remember the request in its group's mix; recompute the regime every few decisions (pending: each)."""
         self.recent[group].append(recent)
         n = self.group_decisions[group] = self.group_decisions[group] + 1
         if n >= REGIME_EARLY:

@@ -101,6 +101,7 @@ class Settings(BaseSettings):
     prior_step_per_request_s: float = Field(0.00006, description="prior baseline step-time growth per running request (s; H200, vLLM 0.26, 8B, mixed traffic: 0.066 ms)")
     prior_speculative_step_per_request_s: float = Field(0.00009, description="prior speculative step-time growth per running request (s; the same H200 with n-gram γ = 4: 0.093 ms). The ratio of the two priors is kept when one role borrows the other's measured growth")
     step_slope_tie: float = Field(0.1, ge=0.0, description="how far (relative) one role's step time at batch 1 and growth per running request may differ from the other's scaled by the ratio of their priors (one model on one GPU): a role not yet measured borrows the measured one's, two measured roles keep their own")
+    step_base_tie: float = Field(0.5, ge=0.0, description="as step_slope_tie, for the step time at batch 1 alone: mostly host time (scheduling, the proposer, the rejection sampler), whose share differs by model size (a speculative step took 1.4x the baseline's on the H200 with an 8B target, 2.6x with the 160M target trained there), so the priors' ratio is a weaker guide than for the growth")
     prior_interference_baseline: float = Field(0.2, ge=0.0, le=1.2, description="prior share of a speculative step a baseline step waits for (H200: ~0.15-0.25)")
     prior_interference_speculative: float = Field(1.0, ge=0.0, le=1.2, description="prior share of a baseline step a speculative step waits for (H200: ~0-1.1)")
     prior_prefill_s_per_token: float = Field(0.00004, description="prior prefill time per prompt token (s)")
@@ -265,7 +266,8 @@ class Settings(BaseSettings):
             prior_tokens_per_step=self.prior_tokens_per_step, prior_output_tokens=float(self.default_max_tokens),
             num_speculative_tokens=self.num_speculative_tokens,
             prior_prefill_s_per_token=self.prior_prefill_s_per_token, slope_tie=self.step_slope_tie,
-            prior_tokens_per_step_sd=self.prior_tokens_per_step_sd, prior_sampled_scale=self.prior_sampled_scale)
+            prior_tokens_per_step_sd=self.prior_tokens_per_step_sd, prior_sampled_scale=self.prior_sampled_scale,
+            base_tie=self.step_base_tie)
 
     def rules_config(self) -> RulesConfig:
         return RulesConfig(tuple(self.rules_speculative_classes), self.rules_max_temperature,

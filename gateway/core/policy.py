@@ -263,9 +263,7 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
     (and at a higher regret) while its temperature bucket has fewer than `explore_min_observations`
     speculative observations or its class none, one probe at a time; once measured, only when its GPU is quiet.
     A probe adds observations; it never changes a regime by itself."""
-    if pick[1].role != "baseline":
-        return _probe_baseline(inp, cfg, est, pick)
-    if est.output_tokens > cfg.explore_max_output_tokens or inp.draw >= max(
+    if pick[1].role != "baseline" or est.output_tokens > cfg.explore_max_output_tokens or inp.draw >= max(
             cfg.explore_rate, cfg.explore_unmeasured_rate):
         return None
     unmeasured = (est.bucket_speculative_observations < cfg.explore_min_observations
@@ -295,42 +293,6 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
     # measured, the rare quiet-GPU probes stay: they are what corrects an estimate gone wrong.
     hope = est.tokens_per_step + cfg.explore_hope_sd * est.tokens_per_step_sd
     if unmeasured and predict_on(c, est, inp.features.prompt_tokens, hope).cost(cfg.externality_weight) >= pick[0]:
-        return None
-    return cost, c, p
-
-
-# Responses a baseline's step fit needs to leave its prior: each moves it ~30% of the way (`stepfit`: the prior's
-# variance 0.02 against the noise 0.05), so after 8 about 6% of the prior's error is left (after 3, a third).
-BASELINE_PROBES = 8
-# At most this many of the group's requests expected to arrive during a baseline probe (its predicted duration x the
-# arrival rate): those arrivals co-run with it, slow it and each other, and teach nothing of the step. Without the
-# bound, structured-heavy (h200-ngram, ~4 requests/s) sent 30 probes to get its 8 quiet responses (adaptive 1.28x).
-BASELINE_PROBE_ARRIVALS = 0.5
-
-
-def _probe_baseline(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) -> Scored | None:
-    """A request sent to an idle baseline while its own step time is unmeasured and speculation is chosen instead.
-    Unmeasured, the baseline's step borrows the speculative server's at the ratio of their priors, and that ratio
-    belongs to the model the priors were measured on (H200, 8B: 1.5x): on the 160M target trained on 2026-12-05
-    a speculative step took 2.6x a baseline step, the baseline was guessed at twice its real step time, and the
-    regime stayed speculative at 1.7x the baseline's latency without ever measuring it
-    (deploy/gpu/results/2026-12-05-trained). Only on an idle GPU: a step shared with the speculative server's teaches
-    the interference, not the step (and an idle GPU's probe delays nobody), so every such chance is taken until
-    `BASELINE_PROBES` responses have taught the baseline's step: short requests (`explore_max_output_tokens`) during
-    which few of the group's requests are expected to arrive, within the unmeasured regret cap."""
-    if est.step_observations.get("baseline", BASELINE_PROBES) >= BASELINE_PROBES:
-        return None
-    if est.output_tokens > cfg.explore_max_output_tokens:
-        return None
-    idle = [c for c in inp.candidates if c.role == "baseline" and _idle_gpu(c)]
-    if not idle:
-        return None
-    c = idle[0]
-    p = predict_on(c, est, inp.features.prompt_tokens, est.tokens_per_step)
-    if inp.arrival_rates.get(c.group, 0.0) * p.e2e_s > BASELINE_PROBE_ARRIVALS:
-        return None  # the regime's requests arriving meanwhile share the GPU with it and teach interference instead
-    cost = p.cost(cfg.externality_weight)
-    if cost > cfg.explore_unmeasured_max_regret * pick[0]:
         return None
     return cost, c, p
 

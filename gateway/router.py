@@ -116,7 +116,7 @@ class Router:
         self.group_decisions: dict[str, int] = dict.fromkeys(self.regimes, 0)
         # groups still in their first decisions, in order, with the requests routed since their last decision
         self._early: dict[str, int] = dict.fromkeys(self.regimes, 0)
-        self._fresh_mix: dict[_Recent, float | None] = {}  # per request: the mix ratio of a group with no history
+        self._fresh_mix: dict[_Recent, tuple[float | None, float | None]] = {}  # a group with no history: its mix
         self.arrivals: dict[str, deque[float]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
         self._random = random.Random(settings.random_seed).random
@@ -247,9 +247,10 @@ class Router:
                                  and now - self._mixed_at.get(group, -math.inf) >= self.settings.regime_min_interval_s):
             self._mixed_at[group] = now
             mean_load = self._mean_load(group)
-            ratio = rg.capped_ratio(self._mix_ratio(group, extra, mean_load), mean_load, self.regime_config)
-            after = rg.leave_large_batch(rg.next_regime(before, ratio, now, self.regime_config), mean_load, now,
-                                      self.regime_config)
+            hope, evidence = self._mix_ratio(group, extra, mean_load)
+            ratio, evidence = (rg.capped_ratio(r, mean_load, self.regime_config) for r in (hope, evidence))
+            after = rg.leave_large_batch(rg.next_regime(before, ratio, now, self.regime_config, evidence), mean_load,
+                                         now, self.regime_config)
             after = rg.follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)
         price: SwitchPrice | None = None
         if after.pending is not None:
@@ -260,8 +261,8 @@ class Router:
             self.regimes[group] = after
             self._regime_views = None
         if after.role != before.role:  # priced, or not (above the load cap, or joining other replicas)
-            log_event(_log, logging.INFO, "regime_switch", group=group, to=after.role, ratio=after.ratio,
-                      decisions=n, price=None if price is None else price._asdict())
+            log_event(_log, logging.INFO, "regime_switch", group=group, to=after.role, ratio=after.ratio, decisions=n,
+                      evidence=after.evidence, trial=after.trial, price=None if price is None else price._asdict())
         if self.metrics is not None:
             m = self.metrics
             m.child(m.regime, group).set(1 if after.role == "speculative" else 0)
@@ -280,9 +281,6 @@ class Router:
         carried = max(self._mean_load(group), rate * totals[to] / samples if samples and totals[to] else 0.0)
         models = {role: self.learner.step_model(role) for role in ROLES}
         return rg.switch_price(left, models, rg.SWITCH_INTERFERENCE, to, carried, gain)
-
-    def _mix_samples(self, group: str, extra: _Recent | None = None) -> list[MixSample]:
-        return self._mix_window(group, extra)[0]
 
     def _mix_window(self, group: str, extra: _Recent | None = None) -> tuple[list[MixSample], list[MixKey],
                                                                              dict[MixKey, tuple[float, float, float]]]:
@@ -311,11 +309,11 @@ class Router:
             load = r.load
             # the requests a wrong choice commits: those running, or those arriving during one request
             committed = max(load, rate * output * (base_s + per_request_s * max(load, 1.0)), 1.0)
-            samples.append(MixSample(r.prompt_tokens, output, mean + z * sd * min(1.0, calm / committed), load))
+            samples.append(MixSample(r.prompt_tokens, output, mean + z * sd * min(1.0, calm / committed), load, mean))
             keys.append(key)
         return samples, keys, known
 
-    def _mix_ratio(self, group: str, extra: _Recent | None, mean_load: float) -> float | None:
+    def _mix_ratio(self, group: str, extra: _Recent | None, mean_load: float) -> tuple[float | None, float | None]:
         fresh = extra is not None and not self.recent[group] and not self.arrivals[group]
         if fresh and extra in self._fresh_mix:  # a fleet's idle groups: the same one-request mix, computed once
             return self._fresh_mix[extra]
@@ -324,14 +322,16 @@ class Router:
             self._fresh_mix[extra] = ratio
         return ratio
 
-    def _mix_ratio_of(self, group: str, extra: _Recent | None, mean_load: float) -> float | None:
-        """The group's mix ratio; for a baseline regime, also the classes worth probing (`probe_worthy`)."""
+    def _mix_ratio_of(self, group: str, extra: _Recent | None, mean_load: float) -> tuple[float | None, float | None]:
+        """The group's mix ratio as hoped and at the evidence; in a baseline regime, the classes worth probing."""
         lrn = self.learner
         samples, keys, known = self._mix_window(group, extra)
         models = {role: lrn.step_model(role) for role in ROLES}
         w = self.regime_config.externality_weight
-        totals = rg.mix_costs(samples, models, {role: lrn.prefill_s_per_token(role) for role in ROLES}, w)
-        self._totals[group] = (totals, len(samples))
+        prefill = {role: lrn.prefill_s_per_token(role) for role in ROLES}
+        totals = rg.mix_costs(samples, models, prefill, w)
+        measured = rg.mix_costs(samples, models, prefill, w, evidence=True)
+        self._totals[group] = (measured, len(samples))  # a switch's gain is priced at the evidence
         if self.regimes[group].role == "baseline" and mean_load <= self.regime_config.speculation_max_load:
             hope_sd = self.adaptive.explore_hope_sd
             self.probe_worthy[group] = rg.worth_probing(
@@ -340,7 +340,7 @@ class Router:
                 models, totals, w, 1.0 + self.regime_config.switch_margin)
         else:  # nothing to gate: no probes go to a speculative regime's GPU, and a large batch gets none anyway
             self.probe_worthy.pop(group, None)
-        return rg.ratio_of(totals) if samples else None
+        return (rg.ratio_of(totals), rg.ratio_of(measured)) if samples else (None, None)
 
     def _mean_load(self, group: str) -> float:
         loads = [r.load for r in self.recent[group]]
@@ -381,10 +381,10 @@ class Router:
     def state(self) -> dict[str, object]:
         """Regimes of shared GPU groups, for `/admin/state`."""
         now = time.monotonic()
-        return {g: {"role": r.role, "mix_ratio": r.ratio, "held_s": None if math.isinf(r.since_s) else now - r.since_s,
-                    "switches": r.switches, "pending": r.pending,
+        return {g: {"role": r.role, "mix_ratio": r.ratio, "evidence_ratio": r.evidence, "trial": r.trial,
+                    "held_s": None if math.isinf(r.since_s) else now - r.since_s, "switches": r.switches,
+                    "pending": r.pending, "probe_worthy": self._probe_worthy_text(g),
                     "pending_price": None if r.pending is None or g not in self.prices else self.prices[g]._asdict(),
-                    "probe_worthy": self._probe_worthy_text(g),
                     "decisions": self.group_decisions[g], "mix": self._mix_summary(g)}
                 for g, r in self.regimes.items()}
 
@@ -396,5 +396,5 @@ class Router:
     def _mix_summary(self, group: str) -> dict[str, float] | None:
         """What the group's mix ratio is computed from (`gateway.core.regime.mix_summary`)."""
         lrn, w = self.learner, self.regime_config.externality_weight
-        return rg.mix_summary(self._mix_samples(group), {role: lrn.step_model(role) for role in ROLES},
+        return rg.mix_summary(self._mix_window(group)[0], {role: lrn.step_model(role) for role in ROLES},
                            {role: lrn.prefill_s_per_token(role) for role in ROLES}, w)

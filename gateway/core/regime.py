@@ -21,6 +21,17 @@ switches inside one burst made adaptive 1.32x either static server). So a switch
 or when the mix's predicted saving beyond the band, over the requests of the next `min_dwell_s` seconds (the
 regime holds that long anyway), exceeds the predicted cost of co-running the two servers while the old one
 drains. The dwell is in seconds, not decisions: at 12 requests/s sixteen decisions are 1.3 s.
+
+Evidence and hope. The mix is judged twice: at each class's posterior mean acceptance (the *evidence*) and at
+the mean plus `SPECGATE_REGIME_OPTIMISM` posterior sd (the *hope*, which is all a never-measured class has).
+A regime moves on evidence. Hope alone may only start a *trial* of the speculative server, and only when the
+trial is free and cheap to be wrong about: the baseline drains within `free_drain_s` and the load the trial
+commits (the group's arrivals times a request's cost, by Little's law) is at most `trial_max_load`. A trial
+ends at once (no dwell, no price) as soon as the evidence it gathers reads below 1, and becomes a regime like
+any other once the evidence is past the band. On the generated family of bursty traces every wrong choice
+came from acting on hope: a free moment inside a 7-9 requests/s creative-heavy phase started the speculative
+server on the optimism of classes it had never run (1.08x), and a regime that stayed speculative while its
+optimistic mix sat inside the band (0.96-1.0) against a measured 0.8-0.85 (1.04-1.06x).
 """
 
 from __future__ import annotations
@@ -42,6 +53,7 @@ class RegimeConfig:
     free_drain_s: float  # a pending switch is free when the leaving server's requests finish within this
     switch_cost_factor: float  # ... or pays when its gain exceeds this many times its predicted co-running cost
     speculation_max_load: float  # no speculative regime while the group's recent mean load is above this
+    trial_max_load: float = 2.0  # hope alone starts a trial only while the load it commits is at most this
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +64,9 @@ class RegimeState:
     switches: int = 0
     pending: Role | None = None  # the role the mix asks for, waiting until the switch is free or pays
     pending_since_s: float = 0.0
+    trial: bool = False  # the role was started on hope, not evidence: it ends as soon as the evidence says so
+    pending_trial: bool = False  # the pending switch is asked for on hope alone (taken only free and light)
+    evidence: float | None = None  # the last mix ratio at the posterior means (`ratio` is as hoped)
 
 
 class MixSample(NamedTuple):
@@ -60,8 +75,9 @@ class MixSample(NamedTuple):
 
     prompt_tokens: int
     output_tokens: float
-    tokens_per_step: float
+    tokens_per_step: float  # as judged: the posterior mean, plus optimism while unmeasured (the hope)
     load: float  # the group's requests running + waiting at its decision
+    mean_tokens_per_step: float = 0.0  # the posterior mean alone (the evidence; 0: as judged)
 
 
 def mix_ratio(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
@@ -78,16 +94,18 @@ def ratio_of(totals: Mapping[Role, float]) -> float:
 
 
 def mix_costs(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
-              externality_weight: float) -> dict[Role, float]:
+              externality_weight: float, *, evidence: bool = False) -> dict[Role, float]:
     """Σ predicted cost of the samples with each role alone carrying them (no co-runners): per sample,
     `predict(...).cost(w)` = prefill · P + (steps + 1) · (base + per_request · (L + 1) + w · per_request · L),
     with steps = (O − 1) / T. That is linear in P, in (steps + 1) and in (steps + 1) · L, so the loop only sums
-    those and the models enter once (the regime recomputes this over its whole window every few decisions)."""
+    those and the models enter once (the regime recomputes this over its whole window every few decisions).
+    With `evidence`, each sample at its mean tokens per step (no optimism)."""
     prompts = base_steps = base_steps_load = spec_steps = spec_steps_load = 0.0
     for s in samples:
         load = s.load
         rest = s.output_tokens - 1.0 if s.output_tokens > 1.0 else 0.0
-        tps = s.tokens_per_step if s.tokens_per_step > 1.0 else 1.0
+        tps = s.mean_tokens_per_step if evidence and s.mean_tokens_per_step > 0 else s.tokens_per_step
+        tps = tps if tps > 1.0 else 1.0
         prompts += s.prompt_tokens
         base_steps += rest + 1.0
         base_steps_load += (rest + 1.0) * load
@@ -169,24 +187,32 @@ def leave_large_batch(state: RegimeState, mean_load: float, now: float, cfg: Reg
     return RegimeState("baseline", now, state.ratio, state.switches + 1)
 
 
-def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: RegimeConfig) -> RegimeState:
-    """The regime at time `now` (seconds), given the latest mix ratio: the same role, with a switch pending when
-    the ratio leaves the band after the dwell of `min_dwell_s` (or leaves the decisive band at any time), and no
-    switch pending once the ratio is back inside the band. `settle` takes a pending switch."""
+def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: RegimeConfig,
+                evidence: float | None = None) -> RegimeState:
+    """The regime at time `now` (seconds), given the latest mix ratio as hoped (`ratio`) and as measured
+    (`evidence`; None: the same): the same role, with a switch pending when the evidence leaves the band after the
+    dwell of `min_dwell_s` (or leaves the decisive band at any time), a trial of speculation pending when only the
+    hope does, a trial's end pending at once when its evidence falls below 1, and no switch pending once the ratio
+    is back inside the band. `settle` takes a pending switch."""
     if ratio is None:
         return state
+    ev = ratio if evidence is None else evidence
+    if state.trial and ev > 1.0 + cfg.switch_margin:
+        state = replace(state, trial=False)  # the evidence confirms the trial: a regime like any other
     wanted: Role | None = None
-    decisive = False
-    if state.role == "baseline" and ratio > 1.0 + cfg.switch_margin:
-        wanted = "speculative"
-        decisive = ratio > 1.0 + cfg.decisive_margin
-    elif state.role == "speculative" and ratio < 1.0 / (1.0 + cfg.switch_margin):
+    decisive = trial = False
+    if state.role == "baseline" and max(ev, ratio) > 1.0 + cfg.switch_margin:
+        wanted, trial = "speculative", ev <= 1.0 + cfg.switch_margin
+        decisive = not trial and ev > 1.0 + cfg.decisive_margin  # a trial waits for the dwell: no flapping on hope
+    elif state.role == "speculative" and ev < 1.0 / (1.0 + cfg.switch_margin):
         wanted = "baseline"
-        decisive = ratio < 1.0 / (1.0 + cfg.decisive_margin)
+        decisive = ev < 1.0 / (1.0 + cfg.decisive_margin)
+    elif state.role == "speculative" and state.trial and ev < 1.0:
+        wanted, decisive = "baseline", True  # a trial the evidence does not bear out ends at once
     if wanted is None or not (decisive or now - state.since_s >= cfg.min_dwell_s):
-        return replace(state, ratio=ratio, pending=None)
+        return replace(state, ratio=ratio, evidence=ev, pending=None, pending_trial=False)
     since = state.pending_since_s if state.pending == wanted else now
-    return replace(state, ratio=ratio, pending=wanted, pending_since_s=since)
+    return replace(state, ratio=ratio, evidence=ev, pending=wanted, pending_since_s=since, pending_trial=trial)
 
 
 class Running(NamedTuple):
@@ -214,6 +240,7 @@ class SwitchPrice(NamedTuple):
     drain_s: float  # until the leaving server's running requests are predicted to end
     cost_s: float  # the co-running both servers' requests suffer meanwhile
     gain_s: float  # the mix's saving beyond the band over the requests of the next `min_dwell_s`
+    arriving_load: float = 0.0  # the load the arriving server will carry (infinite: the arrival rate is unknown)
 
 
 def switch_gain(totals: Mapping[Role, float], samples: int, to: Role, requests: float, margin: float) -> float:
@@ -250,27 +277,37 @@ def switch_price(left: Sequence[float], models: Mapping[Role, StepModel], interf
     longest request). `arriving_load`: the load `to` will carry (the router: the group's arrival rate times a
     request's cost there, by Little's law, or its recent mean load if more; infinite while the rate is unknown)."""
     if not left:
-        return SwitchPrice(0.0, 0.0, gain_s)
+        return SwitchPrice(0.0, 0.0, gain_s, arriving_load)
     leaving = OTHER_ROLE[to]
     drain, total = max(left), sum(left)
     if not math.isfinite(arriving_load):  # the arrival rate is not known yet: it may be a flood
-        return SwitchPrice(drain, math.inf, gain_s)
+        return SwitchPrice(drain, math.inf, gain_s, arriving_load)
     own_leaving, own_to = models[leaving], models[to]
     load_to = max(arriving_load, 1.0)
     cost = total * interference[leaving] * own_to.own_s(load_to) / own_leaving.own_s(len(left))
     if drain > 0:
         cost += load_to * drain * interference[to] * own_leaving.own_s(total / drain) / own_to.own_s(load_to)
-    return SwitchPrice(drain, cost, gain_s)
+    return SwitchPrice(drain, cost, gain_s, arriving_load)
 
 
 def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig) -> RegimeState:
     """Take a pending switch when it is (nearly) free (the leaving server drains within `free_drain_s`) or when
     its gain exceeds its price times `switch_cost_factor` (the linear co-running model misses the queue a burst
-    builds behind the lost capacity); else it stays pending, re-priced at the next decision."""
+    builds behind the lost capacity); else it stays pending, re-priced at the next decision. A trial asked for on
+    hope alone is never paid for: it starts only free and while the load it commits is at most `trial_max_load`
+    (or before the arrival rate is known: a group's first requests, when a switch costs least). A trial's end is
+    taken at once: it started light, and every request it keeps is served where the evidence says it is slower."""
     if state.pending is None:
         return state
-    if price.drain_s <= cfg.free_drain_s or price.gain_s > cfg.switch_cost_factor * price.cost_s:
-        return RegimeState(state.pending, now, state.ratio, state.switches + 1)
+    free = price.drain_s <= cfg.free_drain_s
+    if state.pending_trial:
+        light = price.arriving_load <= cfg.trial_max_load or not math.isfinite(price.arriving_load)
+        take = free and light
+    else:
+        take = state.trial or free or price.gain_s > cfg.switch_cost_factor * price.cost_s
+    if take:
+        return RegimeState(state.pending, now, state.ratio, state.switches + 1, trial=state.pending_trial,
+                           evidence=state.evidence)
     return state
 
 

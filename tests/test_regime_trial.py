@@ -1,0 +1,135 @@
+"""The regime moves on evidence; hope (optimism about classes the speculative server has not run) only starts a
+trial, free and light, that ends at once when its evidence reads below 1. Pure functions, and the router's wiring
+(no I/O: its pool is never started)."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gateway.backends import BackendPool
+from gateway.core.costmodel import Role, StepModel
+from gateway.core.learner import Learner
+from gateway.core.protocol import request_view
+from gateway.core.regime import (
+    MixSample,
+    RegimeConfig,
+    RegimeState,
+    SwitchPrice,
+    mix_costs,
+    next_regime,
+    ratio_of,
+    settle,
+)
+from gateway.metrics import Metrics
+from gateway.router import Router
+from gateway.settings import Settings
+
+CFG = RegimeConfig(switch_margin=0.05, min_dwell_s=10.0, externality_weight=1.0, decisive_margin=0.5,
+                   free_drain_s=0.3, switch_cost_factor=1.0, speculation_max_load=24.0, trial_max_load=2.0)
+MODELS: dict[Role, StepModel] = {"baseline": StepModel(0.005, 0.00004), "speculative": StepModel(0.0075, 0.00015)}
+PREFILL: dict[Role, float] = {"baseline": 4e-5, "speculative": 4e-5}
+IDLE_LIGHT = SwitchPrice(0.0, 0.0, 0.0, 1.0)  # nothing to drain, one request's worth of load arriving
+IDLE_BUSY = SwitchPrice(0.0, 0.0, 0.0, 4.5)  # a momentary gap inside a 7.6 requests/s phase (member 4)
+BURST = SwitchPrice(2.0, 30.0, 1.0, 12.0)  # a burst draining: far from free, far from paid
+
+
+def test_the_evidence_prices_each_class_at_its_mean_the_hope_above_it() -> None:
+    """A class never run on the speculative server is judged at its prior plus optimism (the hope); the evidence
+    takes its mean. Seen on member 4: the mix read 1.04-1.06 for 30 s on the prior 1.2 plus 0.55 of optimism for
+    every class, against a measured 0.81."""
+    samples = [MixSample(200, 140.0, 1.75, 4.0, 1.2)] * 10
+    hope = ratio_of(mix_costs(samples, MODELS, PREFILL, 1.0))
+    evidence = ratio_of(mix_costs(samples, MODELS, PREFILL, 1.0, evidence=True))
+    assert hope > 1.05 > 1.0 > evidence
+    plain = [MixSample(200, 140.0, 1.75, 4.0)] * 10  # no mean given: the evidence is the sample as judged
+    assert ratio_of(mix_costs(plain, MODELS, PREFILL, 1.0, evidence=True)) == hope
+
+
+def test_hope_alone_asks_for_a_trial_taken_only_when_free_and_light() -> None:
+    pending = next_regime(RegimeState(), 1.2, 30.0, CFG, 1.0)
+    assert (pending.pending, pending.pending_trial) == ("speculative", True)
+    assert settle(pending, 30.0, IDLE_BUSY, CFG).role == "baseline"  # free, but 4.5 requests would follow it
+    assert settle(pending, 30.0, SwitchPrice(0.5, 1.0, 50.0, 1.0), CFG).role == "baseline"  # never paid for
+    trial = settle(pending, 30.0, IDLE_LIGHT, CFG)
+    assert (trial.role, trial.trial, trial.switches) == ("speculative", True, 1)
+    # a group's first requests (the arrival rate unknown) may still start one: a switch costs least then
+    assert settle(pending, 30.0, SwitchPrice(0.0, 0.0, 0.0, math.inf), CFG).trial
+
+
+def test_evidence_asks_for_a_regime_free_or_paid_as_before() -> None:
+    pending = next_regime(RegimeState(), 1.3, 30.0, CFG, 1.2)
+    assert (pending.pending, pending.pending_trial) == ("speculative", False)
+    moved = settle(pending, 30.0, SwitchPrice(1.0, 5.0, 6.0, 9.0), CFG)  # paid, under load
+    assert (moved.role, moved.trial) == ("speculative", False)
+
+
+def test_a_trial_ends_at_once_when_its_evidence_reads_below_one() -> None:
+    """Member 4: a free moment at 7.6 requests/s started speculation on hope; 2.4 s later the measured mix read
+    0.81, and the switch back waited 5 s for its price to be covered (1.08x the better static)."""
+    trial = RegimeState("speculative", since_s=30.0, trial=True)
+    s = next_regime(trial, 1.02, 31.0, CFG, 0.98)  # inside the band, but below 1: the trial is not borne out
+    assert s.pending == "baseline"
+    back = settle(s, 31.0, BURST, CFG)
+    assert (back.role, back.trial, back.since_s) == ("baseline", False, 31.0)
+    regime = RegimeState("speculative", since_s=30.0)  # the same evidence does not move a regime chosen on evidence
+    assert next_regime(regime, 1.02, 41.0, CFG, 0.98).pending is None
+
+
+def test_a_trial_the_evidence_bears_out_becomes_a_regime() -> None:
+    trial = RegimeState("speculative", since_s=30.0, trial=True)
+    s = next_regime(trial, 1.3, 31.0, CFG, 1.1)
+    assert (s.trial, s.pending) == (False, None)
+    assert next_regime(s, 1.0, 32.0, CFG, 0.98).pending is None  # now inside the band holds it
+
+
+def test_a_speculative_regime_leaves_on_evidence_though_its_hope_is_inside_the_band() -> None:
+    """Members 2 and 6: on the speculative server the optimistic mix sat at 0.96-1.0 while the baseline was 15-20%
+    faster; the measured mix reads what the requests cost."""
+    regime = RegimeState("speculative", since_s=0.0)
+    s = next_regime(regime, 0.99, 20.0, CFG, 0.9)
+    assert (s.pending, s.evidence) == ("baseline", 0.9)
+    assert settle(s, 20.0, SwitchPrice(0.1, 0.0, 0.0, 5.0), CFG).role == "baseline"
+
+
+@given(st.lists(st.tuples(st.floats(0.5, 2.0), st.floats(0.0, 0.5), st.floats(0.001, 3.0), st.floats(0, 2.0),
+                          st.floats(0, 20), st.floats(0, 20), st.floats(0, 10)), min_size=1, max_size=80))
+def test_every_switch_is_on_evidence_free_or_paid_a_light_free_trial_or_a_trials_end(
+        steps: list[tuple[float, float, float, float, float, float, float]]) -> None:
+    s, now = RegimeState(), 0.0
+    for hope, below, dt, drain, cost, gain, load in steps:
+        now += dt
+        evidence = hope - below
+        price = SwitchPrice(drain, cost, gain, load)
+        before = next_regime(s, hope, now, CFG, evidence)
+        s = settle(before, now, price, CFG)
+        if s.role == before.role:
+            continue
+        free, paid = drain <= CFG.free_drain_s, gain > cost
+        if s.role == "speculative" and s.trial:  # on hope alone
+            assert evidence <= 1.0 + CFG.switch_margin < hope and free and load <= CFG.trial_max_load
+        elif s.role == "speculative":
+            assert evidence > 1.0 + CFG.switch_margin and (free or paid)
+        elif before.trial:
+            assert evidence < 1.0
+        else:
+            assert evidence < 1.0 / (1.0 + CFG.switch_margin) and (free or paid)
+
+
+def test_the_router_judges_the_mix_at_its_evidence_and_shows_both() -> None:
+    """The router's wiring: a first request on a quiet pair is a trial (nothing measured: the evidence is the
+    prior, below the band; the hope above it), and /admin/state shows both ratios."""
+    s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"])
+    router = Router(s, BackendPool(s, Metrics()), Learner(s.learner_config()))
+    json_request = request_view("/v1/chat/completions", {"model": "m", "temperature": 0, "max_tokens": 128,
+                                                         "messages": [{"role": "user", "content": "Return JSON: {}"}]})
+    router.route(json_request, "r0")
+    router.arrivals["pair-0"][0] -= 60.0  # about one request a minute
+    router.route(json_request, "r1")
+    state = router.regimes["pair-0"]
+    assert state.role == "speculative" and state.trial
+    assert state.ratio is not None and state.evidence is not None and state.evidence < state.ratio
+    shown = router.state()["pair-0"]
+    assert isinstance(shown, dict) and shown["evidence_ratio"] == state.evidence and shown["trial"] is True

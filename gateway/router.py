@@ -242,21 +242,21 @@ class Router:
 
     def _update_regime(self, group: str, n: int, extra: _Recent | None) -> None:
         before = after = self.regimes[group]
-        now = time.monotonic()
+        now, cfg = time.monotonic(), self.regime_config
         if extra is not None or (n % REGIME_EVERY == 0
                                  and now - self._mixed_at.get(group, -math.inf) >= self.settings.regime_min_interval_s):
             self._mixed_at[group] = now
             mean_load = self._mean_load(group)
             hope, evidence = self._mix_ratio(group, extra, mean_load)
-            ratio, evidence = (rg.capped_ratio(r, mean_load, self.regime_config) for r in (hope, evidence))
-            after = rg.leave_large_batch(rg.next_regime(before, ratio, now, self.regime_config, evidence), mean_load,
-                                         now, self.regime_config)
+            ratio, evidence = (rg.capped_ratio(r, mean_load, cfg) for r in (hope, evidence))
+            after = rg.next_regime(before, ratio, now, cfg, evidence, self.learner.speculative_observations_total())
+            after = rg.leave_large_batch(after, mean_load, now, cfg)
             after = rg.follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)
         price: SwitchPrice | None = None
         if after.pending is not None:
-            horizon = rg.switch_horizon(after, now, self.regime_config)
+            horizon = rg.switch_horizon(after, now, cfg)
             price = self.prices[group] = self._price(group, after.pending, horizon, now)
-            after = rg.settle(after, now, price, self.regime_config)
+            after = rg.settle(after, now, price, cfg)
         if after != before:
             self.regimes[group] = after
             self._regime_views = None

@@ -82,6 +82,7 @@ class Settings(BaseSettings):
     migration: bool = Field(False, description="shared GPU: on a regime switch, move the leaving server's running streams whose predicted remaining time exceeds their re-prefill to the arriving server (aborted there, resumed from the text so far; docs/routing.md)")
     regime_speculation_max_load: float = Field(16.0, ge=0.0, description="shared GPU: no speculative regime while the GPU's recent mean load (requests running + waiting at each decision) is above this: the batch is already large, and the step models are least reliable there (like vLLM V0's --speculative-disable-by-batch-size and the dynamic-K schedule of deploy/gpu; n-gram paid up to c = 16 on the H200; mixed-high's mean dipped to 21 and a cap of 24 let the regime go speculative there)")
     regime_trial_max_load: float = Field(2.0, ge=0.0, description="shared GPU: the mix's optimism alone (classes the speculative server has not run, judged above their mean) may start a trial of the speculative server only when free and while the load it commits (the group's arrivals x a request's cost there) is at most this; a trial ends at once when the measured mix reads below 1 (docs/routing.md). On the generated bursty family, hope-driven switches at 7-9 requests/s cost 1.08x")
+    regime_trial_min_observations: int = Field(8, ge=0, description="shared GPU: a trial of the speculative server is judged (and ended when its measured mix reads below 1) only once it has this many acceptance observations of its own: before them the measured mix is the prior that the optimism had already overruled, and under a flood the trial ended before its first answer came back")
     regime_window_requests: int = Field(64, ge=1, description="shared GPU: recent requests whose mix decides the regime")
     thompson_sampling: bool = Field(True, description="fleet: sample a class's acceptance from its posterior when choosing a speculative server with its own GPU")
     warmup_requests: int = Field(3, ge=0, description="a backend's first requests after it (re)starts do not teach the timing models")
@@ -285,7 +286,8 @@ class Settings(BaseSettings):
     def regime_config(self) -> RegimeConfig:
         return RegimeConfig(self.regime_switch_margin, self.regime_min_dwell_s, self.externality_weight,
                             self.regime_decisive_margin, self.regime_free_drain_s, self.regime_switch_cost_factor,
-                            self.regime_speculation_max_load, self.regime_trial_max_load)
+                            self.regime_speculation_max_load, self.regime_trial_max_load,
+                            self.regime_trial_min_observations)
 
     def client_keys(self) -> list[bytes]:
         """API keys from `api_keys` and `api_keys_file` (one per line, '#' comments)."""

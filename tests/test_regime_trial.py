@@ -55,8 +55,20 @@ def test_hope_alone_asks_for_a_trial_taken_only_when_free_and_light() -> None:
     assert settle(pending, 30.0, SwitchPrice(0.5, 1.0, 50.0, 1.0), CFG).role == "baseline"  # never paid for
     trial = settle(pending, 30.0, IDLE_LIGHT, CFG)
     assert (trial.role, trial.trial, trial.switches) == ("speculative", True, 1)
-    # a group's first requests (the arrival rate unknown) may still start one: a switch costs least then
-    assert settle(pending, 30.0, SwitchPrice(0.0, 0.0, 0.0, math.inf), CFG).trial
+    # a group's first requests (the arrival rate unknown) may start one even with a request still running
+    assert settle(pending, 30.0, SwitchPrice(0.8, 5.0, 0.0, math.inf), CFG).trial
+
+
+def test_a_trial_is_judged_on_its_own_measurements_not_on_the_prior_hope_overruled() -> None:
+    """Member 1 (a structured flood from the first request): the trial started on hope at 0.2 s with the evidence
+    at the prior (0.8); judged at once, it would end before its first answer came back."""
+    pending = next_regime(RegimeState(), 1.15, 0.2, CFG, 0.8, observed=0)
+    trial = settle(pending, 0.2, SwitchPrice(0.7, 5.0, 0.0, math.inf), CFG)
+    assert (trial.role, trial.trial, trial.trial_observed) == ("speculative", True, 0)
+    for t, seen in ((0.3, 0), (0.6, 3), (0.9, 7)):
+        assert next_regime(trial, 1.1, t, CFG, 0.8, observed=seen).pending is None
+    assert next_regime(trial, 1.1, 1.2, CFG, 0.95, observed=8).pending == "baseline"
+    assert next_regime(trial, 1.3, 1.2, CFG, 1.2, observed=8).trial is False  # borne out
 
 
 def test_evidence_asks_for_a_regime_free_or_paid_as_before() -> None:
@@ -69,13 +81,15 @@ def test_evidence_asks_for_a_regime_free_or_paid_as_before() -> None:
 def test_a_trial_ends_at_once_when_its_evidence_reads_below_one() -> None:
     """Member 4: a free moment at 7.6 requests/s started speculation on hope; 2.4 s later the measured mix read
     0.81, and the switch back waited 5 s for its price to be covered (1.08x the better static)."""
-    trial = RegimeState("speculative", since_s=30.0, trial=True)
-    s = next_regime(trial, 1.02, 31.0, CFG, 0.98)  # inside the band, but below 1: the trial is not borne out
+    trial = RegimeState("speculative", since_s=30.0, trial=True, observed=40, trial_observed=40)
+    s = next_regime(trial, 1.02, 31.0, CFG, 0.98, observed=47)  # 7 answers: the evidence is mostly the prior
+    assert s.pending is None
+    s = next_regime(s, 1.02, 31.5, CFG, 0.98, observed=48)  # inside the band, but below 1: not borne out
     assert s.pending == "baseline"
-    back = settle(s, 31.0, BURST, CFG)
-    assert (back.role, back.trial, back.since_s) == ("baseline", False, 31.0)
+    back = settle(s, 31.5, BURST, CFG)
+    assert (back.role, back.trial, back.since_s) == ("baseline", False, 31.5)
     regime = RegimeState("speculative", since_s=30.0)  # the same evidence does not move a regime chosen on evidence
-    assert next_regime(regime, 1.02, 41.0, CFG, 0.98).pending is None
+    assert next_regime(regime, 1.02, 41.0, CFG, 0.98, observed=100).pending is None
 
 
 def test_a_trial_the_evidence_bears_out_becomes_a_regime() -> None:
@@ -99,11 +113,13 @@ def test_a_speculative_regime_leaves_on_evidence_though_its_hope_is_inside_the_b
 def test_every_switch_is_on_evidence_free_or_paid_a_light_free_trial_or_a_trials_end(
         steps: list[tuple[float, float, float, float, float, float, float]]) -> None:
     s, now = RegimeState(), 0.0
+    seen = 0
     for hope, below, dt, drain, cost, gain, load in steps:
         now += dt
+        seen += int(dt * 10)
         evidence = hope - below
         price = SwitchPrice(drain, cost, gain, load)
-        before = next_regime(s, hope, now, CFG, evidence)
+        before = next_regime(s, hope, now, CFG, evidence, seen)
         s = settle(before, now, price, CFG)
         if s.role == before.role:
             continue
@@ -113,7 +129,7 @@ def test_every_switch_is_on_evidence_free_or_paid_a_light_free_trial_or_a_trials
         elif s.role == "speculative":
             assert evidence > 1.0 + CFG.switch_margin and (free or paid)
         elif before.trial:
-            assert evidence < 1.0
+            assert evidence < 1.0 and seen - before.trial_observed >= CFG.trial_min_observations
         else:
             assert evidence < 1.0 / (1.0 + CFG.switch_margin) and (free or paid)
 

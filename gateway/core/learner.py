@@ -230,6 +230,10 @@ class Learner:
                 return max(1.0, math.exp(min(frac.shrunk(0.0, 1.0), 0.0)) * max_tokens)
         return max(1.0, min(natural, float(max_tokens)))
 
+    def speculative_observations_total(self) -> int:
+        """Acceptance observations of the speculative server so far, over every bucket."""
+        return sum(est.count for est in self._bucket_tokens_per_step.values())
+
     def bucket_speculative_observations(self, bucket: str) -> int:
         est = self._bucket_tokens_per_step.get(bucket)
         return 0 if est is None else est.count

@@ -54,6 +54,7 @@ class RegimeConfig:
     switch_cost_factor: float  # ... or pays when its gain exceeds this many times its predicted co-running cost
     speculation_max_load: float  # no speculative regime while the group's recent mean load is above this
     trial_max_load: float = 2.0  # hope alone starts a trial only while the load it commits is at most this
+    trial_min_observations: int = 8  # a trial is judged on at least this many acceptance observations of its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,8 @@ class RegimeState:
     trial: bool = False  # the role was started on hope, not evidence: it ends as soon as the evidence says so
     pending_trial: bool = False  # the pending switch is asked for on hope alone (taken only free and light)
     evidence: float | None = None  # the last mix ratio at the posterior means (`ratio` is as hoped)
+    observed: int = 0  # the speculative server's acceptance observations so far, as of the last recomputation
+    trial_observed: int = 0  # ... when the trial started
 
 
 class MixSample(NamedTuple):
@@ -188,27 +191,33 @@ def leave_large_batch(state: RegimeState, mean_load: float, now: float, cfg: Reg
 
 
 def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: RegimeConfig,
-                evidence: float | None = None) -> RegimeState:
+                evidence: float | None = None, observed: int = 0) -> RegimeState:
     """The regime at time `now` (seconds), given the latest mix ratio as hoped (`ratio`) and as measured
     (`evidence`; None: the same): the same role, with a switch pending when the evidence leaves the band after the
     dwell of `min_dwell_s` (or leaves the decisive band at any time), a trial of speculation pending when only the
-    hope does, a trial's end pending at once when its evidence falls below 1, and no switch pending once the ratio
-    is back inside the band. `settle` takes a pending switch."""
+    hope does, a trial's end pending at once when its evidence falls below 1 (judged on `trial_min_observations` of
+    the speculative server's acceptance observations since it started: `observed` counts them; before any, the
+    evidence is the prior that hope alone had already overruled), and no switch pending once the ratio is back
+    inside the band. `settle` takes a pending switch."""
     if ratio is None:
         return state
+    state = replace(state, observed=max(observed, state.observed))
     ev = ratio if evidence is None else evidence
     if state.trial and ev > 1.0 + cfg.switch_margin:
         state = replace(state, trial=False)  # the evidence confirms the trial: a regime like any other
     wanted: Role | None = None
     decisive = trial = False
+    judged = state.observed - state.trial_observed >= cfg.trial_min_observations
     if state.role == "baseline" and max(ev, ratio) > 1.0 + cfg.switch_margin:
         wanted, trial = "speculative", ev <= 1.0 + cfg.switch_margin
         decisive = not trial and ev > 1.0 + cfg.decisive_margin  # a trial waits for the dwell: no flapping on hope
+    elif state.role == "speculative" and state.trial and not judged:
+        pass  # its evidence is still the prior that hope overruled
+    elif state.role == "speculative" and state.trial and ev < 1.0:
+        wanted, decisive = "baseline", True  # a trial the evidence does not bear out ends at once
     elif state.role == "speculative" and ev < 1.0 / (1.0 + cfg.switch_margin):
         wanted = "baseline"
         decisive = ev < 1.0 / (1.0 + cfg.decisive_margin)
-    elif state.role == "speculative" and state.trial and ev < 1.0:
-        wanted, decisive = "baseline", True  # a trial the evidence does not bear out ends at once
     if wanted is None or not (decisive or now - state.since_s >= cfg.min_dwell_s):
         return replace(state, ratio=ratio, evidence=ev, pending=None, pending_trial=False)
     since = state.pending_since_s if state.pending == wanted else now
@@ -294,20 +303,20 @@ def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig
     """Take a pending switch when it is (nearly) free (the leaving server drains within `free_drain_s`) or when
     its gain exceeds its price times `switch_cost_factor` (the linear co-running model misses the queue a burst
     builds behind the lost capacity); else it stays pending, re-priced at the next decision. A trial asked for on
-    hope alone is never paid for: it starts only free and while the load it commits is at most `trial_max_load`
-    (or before the arrival rate is known: a group's first requests, when a switch costs least). A trial's end is
-    taken at once: it started light, and every request it keeps is served where the evidence says it is slower."""
+    hope alone is never paid for: it starts only free and while the load it commits is at most `trial_max_load`,
+    or at a group's first requests, before the arrival rate is known (when a switch costs least: at most the few
+    requests sent so far drain, and a wrong trial ends on its first measurements). A trial's end is taken at once:
+    every request it keeps is served where the evidence says it is slower."""
     if state.pending is None:
         return state
     free = price.drain_s <= cfg.free_drain_s
     if state.pending_trial:
-        light = price.arriving_load <= cfg.trial_max_load or not math.isfinite(price.arriving_load)
-        take = free and light
+        take = (free and price.arriving_load <= cfg.trial_max_load) or not math.isfinite(price.arriving_load)
     else:
         take = state.trial or free or price.gain_s > cfg.switch_cost_factor * price.cost_s
     if take:
         return RegimeState(state.pending, now, state.ratio, state.switches + 1, trial=state.pending_trial,
-                           evidence=state.evidence)
+                           evidence=state.evidence, observed=state.observed, trial_observed=state.observed)
     return state
 
 

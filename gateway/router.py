@@ -277,10 +277,11 @@ class Router:
         left = rg.remaining(self.running[group][leaving], round(self._load_of_role(group, leaving)), now)
         totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
         gain = rg.switch_gain(totals, samples, to, rate * horizon, self.regime_config.switch_margin)
-        # the load `to` will carry: the group's arrivals times a request's cost there (Little), or the recent mean load
-        carried = max(self._mean_load(group), rate * totals[to] / samples if samples and totals[to] else 0.0)
+        # `to` will carry the group's arrivals times a request's cost there (Little), or its recent mean load if more;
+        little = rate * totals[to] / samples if samples and totals[to] else 0.0  # a trial: Little's (the mean lags)
         models = {role: self.learner.step_model(role) for role in ROLES}
-        return rg.switch_price(left, models, rg.SWITCH_INTERFERENCE, to, carried, gain)
+        price = rg.switch_price(left, models, rg.SWITCH_INTERFERENCE, to, max(self._mean_load(group), little), gain)
+        return price._replace(arriving_load=little)
 
     def _mix_window(self, group: str, extra: _Recent | None = None) -> tuple[list[MixSample], list[MixKey],
                                                                              dict[MixKey, tuple[float, float, float]]]:
@@ -390,8 +391,7 @@ class Router:
 
     def _probe_worthy_text(self, group: str) -> list[str] | None:
         """The classes a probe may measure in a baseline regime (None: no gate, every class may be probed)."""
-        worthy = self.probe_worthy.get(group)
-        return None if worthy is None else sorted(f"{c}/{b}" for c, b in worthy)
+        return None if (w := self.probe_worthy.get(group)) is None else sorted(f"{c}/{b}" for c, b in w)
 
     def _mix_summary(self, group: str) -> dict[str, float] | None:
         """What the group's mix ratio is computed from (`gateway.core.regime.mix_summary`)."""

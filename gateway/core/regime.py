@@ -249,7 +249,7 @@ class SwitchPrice(NamedTuple):
     drain_s: float  # until the leaving server's running requests are predicted to end
     cost_s: float  # the co-running both servers' requests suffer meanwhile
     gain_s: float  # the mix's saving beyond the band over the requests of the next `min_dwell_s`
-    arriving_load: float = 0.0  # the load the arriving server will carry (infinite: the arrival rate is unknown)
+    arriving_load: float = 0.0  # the load the arriving server will carry (Little's law; inf: the rate is unknown)
 
 
 def switch_gain(totals: Mapping[Role, float], samples: int, to: Role, requests: float, margin: float) -> float:

@@ -149,3 +149,25 @@ def test_the_router_judges_the_mix_at_its_evidence_and_shows_both() -> None:
     assert state.ratio is not None and state.evidence is not None and state.evidence < state.ratio
     shown = router.state()["pair-0"]
     assert isinstance(shown, dict) and shown["evidence_ratio"] == state.evidence and shown["trial"] is True
+
+
+def test_a_trial_is_judged_light_on_the_arrivals_not_on_the_windows_lagging_load() -> None:
+    """Member 9: a 1.75 requests/s phase after two 11 requests/s floods. The window's mean load still read 6 (the
+    floods' requests), so the trial the hopeful mix asked for never counted as light; the arrivals say ~1."""
+    import time
+    from collections import deque
+
+    from gateway.router import _Recent
+
+    s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"])
+    router = Router(s, BackendPool(s, Metrics()), Learner(s.learner_config()))
+    now = time.monotonic()
+    router.regimes["pair-0"] = RegimeState("baseline", since_s=now - 100.0, pending="speculative",
+                                           pending_since_s=now - 1.0, pending_trial=True)
+    router.recent["pair-0"] = deque([_Recent(("structured", "greedy", 128, True), 200, True, 6.0)] * 64)
+    router._totals["pair-0"] = ({"baseline": 64.0, "speculative": 56.0}, 64)  # 1.0 s and 0.875 s a request
+    router.arrivals["pair-0"] = deque(now - 0.9 * i for i in range(20, 0, -1))  # ~1.1 requests/s
+    router._update_regime("pair-0", 17, None)  # nothing running on the baseline: free
+    price = router.prices["pair-0"]
+    assert price.arriving_load < s.regime_trial_max_load < router._mean_load("pair-0")
+    assert router.regimes["pair-0"].role == "speculative" and router.regimes["pair-0"].trial

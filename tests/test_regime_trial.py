@@ -126,6 +126,7 @@ def test_every_switch_is_on_evidence_free_or_paid_a_light_free_trial_or_a_trials
         free, paid = drain <= CFG.free_drain_s, gain > cost
         if s.role == "speculative" and s.trial:  # on hope alone
             assert evidence <= 1.0 + CFG.switch_margin < hope and free and load <= CFG.trial_max_load
+            assert not before.trial_failed or evidence >= 1.0
         elif s.role == "speculative":
             assert evidence > 1.0 + CFG.switch_margin and (free or paid)
         elif before.trial:
@@ -171,3 +172,16 @@ def test_a_trial_is_judged_light_on_the_arrivals_not_on_the_windows_lagging_load
     price = router.prices["pair-0"]
     assert price.arriving_load < s.regime_trial_max_load < router._mean_load("pair-0")
     assert router.regimes["pair-0"].role == "speculative" and router.regimes["pair-0"].trial
+
+
+def test_after_a_failed_trial_hope_alone_asks_for_no_other_until_the_evidence_reads_one() -> None:
+    """Mixed-phases: a quiet phase's trial ended on its measurements (0.96), and 10 s later the same hope (the sd
+    of classes measured a few times) started another, and another: four switches where one test had answered."""
+    trial = RegimeState("speculative", since_s=0.0, trial=True, observed=10, trial_observed=0)
+    ended = settle(next_regime(trial, 1.15, 17.0, CFG, 0.96, observed=10), 17.0, IDLE_LIGHT, CFG)
+    assert (ended.role, ended.trial_failed) == ("baseline", True)
+    assert next_regime(ended, 1.15, 40.0, CFG, 0.97, observed=12).pending is None  # hope again: no
+    again = next_regime(ended, 1.15, 40.0, CFG, 1.01, observed=20)  # the evidence has come round: a trial may
+    assert (again.pending, again.pending_trial) == ("speculative", True)
+    moved = settle(next_regime(ended, 1.3, 40.0, CFG, 1.2, observed=20), 40.0, IDLE_LIGHT, CFG)
+    assert (moved.role, moved.trial, moved.trial_failed) == ("speculative", False, False)  # on evidence

@@ -70,6 +70,7 @@ class RegimeState:
     evidence: float | None = None  # the last mix ratio at the posterior means (`ratio` is as hoped)
     observed: int = 0  # the speculative server's acceptance observations so far, as of the last recomputation
     trial_observed: int = 0  # ... when the trial started
+    trial_failed: bool = False  # the last trial ended unborne out: hope alone asks for no other until evidence ≥ 1
 
 
 class MixSample(NamedTuple):
@@ -208,7 +209,8 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
     wanted: Role | None = None
     decisive = trial = False
     judged = state.observed - state.trial_observed >= cfg.trial_min_observations
-    if state.role == "baseline" and max(ev, ratio) > 1.0 + cfg.switch_margin:
+    hoped = ratio > 1.0 + cfg.switch_margin and (not state.trial_failed or ev >= 1.0)  # a failed trial's hope was
+    if state.role == "baseline" and (ev > 1.0 + cfg.switch_margin or hoped):  # tested: the evidence speaks now
         wanted, trial = "speculative", ev <= 1.0 + cfg.switch_margin
         decisive = not trial and ev > 1.0 + cfg.decisive_margin  # a trial waits for the dwell: no flapping on hope
     elif state.role == "speculative" and state.trial and not judged:
@@ -316,7 +318,8 @@ def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig
         take = state.trial or free or price.gain_s > cfg.switch_cost_factor * price.cost_s
     if take:
         return RegimeState(state.pending, now, state.ratio, state.switches + 1, trial=state.pending_trial,
-                           evidence=state.evidence, observed=state.observed, trial_observed=state.observed)
+                           evidence=state.evidence, observed=state.observed, trial_observed=state.observed,
+                           trial_failed=state.trial and state.pending == "baseline")
     return state
 
 

@@ -328,8 +328,7 @@ class Router:
         lrn = self.learner
         samples, keys, known = self._mix_window(group, extra)
         models = {role: lrn.step_model(role) for role in ROLES}
-        w = self.regime_config.externality_weight
-        prefill = {role: lrn.prefill_s_per_token(role) for role in ROLES}
+        w, prefill = self.regime_config.externality_weight, {role: lrn.prefill_s_per_token(role) for role in ROLES}
         totals = rg.mix_costs(samples, models, prefill, w)
         measured = rg.mix_costs(samples, models, prefill, w, evidence=True)
         self._totals[group] = (measured, len(samples))  # a switch's gain is priced at the evidence
@@ -341,7 +340,8 @@ class Router:
                 models, totals, w, 1.0 + self.regime_config.switch_margin)
         else:  # nothing to gate: no probes go to a speculative regime's GPU, and a large batch gets none anyway
             self.probe_worthy.pop(group, None)
-        return (rg.ratio_of(totals), rg.ratio_of(measured)) if samples else (None, None)
+        recent = rg.evidence_ratio(samples, models, prefill, w, self.settings.regime_evidence_recent_requests)
+        return (rg.ratio_of(totals), recent) if samples else (None, None)
 
     def _mean_load(self, group: str) -> float:
         loads = [r.load for r in self.recent[group]]

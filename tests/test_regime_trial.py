@@ -18,6 +18,7 @@ from gateway.core.regime import (
     RegimeConfig,
     RegimeState,
     SwitchPrice,
+    evidence_ratio,
     mix_costs,
     next_regime,
     ratio_of,
@@ -185,3 +186,18 @@ def test_after_a_failed_trial_hope_alone_asks_for_no_other_until_the_evidence_re
     assert (again.pending, again.pending_trial) == ("speculative", True)
     moved = settle(next_regime(ended, 1.3, 40.0, CFG, 1.2, observed=20), 40.0, IDLE_LIGHT, CFG)
     assert (moved.role, moved.trial, moved.trial_failed) == ("speculative", False, False)  # on evidence
+
+
+def test_the_evidence_is_the_lower_of_the_window_and_its_recent_requests() -> None:
+    """Members 6 and 10: a creative-heavy phase after structured ones showed in the 64-request window 10 s late."""
+    structured = MixSample(200, 120.0, 2.2, 2.0, 2.0)
+    creative = MixSample(200, 120.0, 1.1, 2.0, 1.02)
+    window = [structured] * 48 + [creative] * 16
+    whole = ratio_of(mix_costs(window, MODELS, PREFILL, 1.0, evidence=True))
+    recent = ratio_of(mix_costs([creative] * 16, MODELS, PREFILL, 1.0, evidence=True))
+    assert recent < 1.0 < whole
+    assert evidence_ratio(window, MODELS, PREFILL, 1.0, 16) == recent
+    assert evidence_ratio(window, MODELS, PREFILL, 1.0, 0) == whole  # off
+    assert evidence_ratio([creative] * 16 + [structured] * 48, MODELS, PREFILL, 1.0, 16) == whole  # the lower
+    assert evidence_ratio(window[:10], MODELS, PREFILL, 1.0, 16) == ratio_of(
+        mix_costs(window[:10], MODELS, PREFILL, 1.0, evidence=True))  # fewer than 16: the window

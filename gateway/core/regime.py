@@ -125,6 +125,19 @@ def mix_costs(samples: Sequence[MixSample], models: Mapping[Role, StepModel], pr
             "speculative": total("speculative", spec_steps, spec_steps_load)}
 
 
+def evidence_ratio(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
+                   externality_weight: float, recent: int) -> float:
+    """The mix ratio at the evidence, the lower of the whole window's and its last `recent` requests': the window
+    (64 requests) spans 14 s at 4.5 requests/s and the whole of a light trace, so a phase whose mix favours the
+    baseline showed in it 10 s late (members 6 and 10 of the family: 1.04x and 1.08x, the loss all after the phase
+    change). The lower of the two is conservative toward the baseline, whose cost does not hang on an acceptance
+    estimate: speculation must pay on both the window and its recent requests to be asked for, or to stay."""
+    whole = ratio_of(mix_costs(samples, models, prefill, externality_weight, evidence=True))
+    if recent <= 0 or len(samples) <= recent:
+        return whole
+    return min(whole, ratio_of(mix_costs(samples[-recent:], models, prefill, externality_weight, evidence=True)))
+
+
 K = TypeVar("K", bound=Hashable)
 
 

@@ -53,8 +53,7 @@ def test_hope_alone_asks_for_a_trial_taken_only_when_free_and_light() -> None:
     pending = next_regime(RegimeState(), 1.2, 30.0, CFG, 1.0)
     assert (pending.pending, pending.pending_trial) == ("speculative", True)
     assert settle(pending, 30.0, IDLE_BUSY, CFG).role == "baseline"  # free, but 4.5 requests would follow it
-    assert settle(pending, 30.0, SwitchPrice(0.5, 1.0, 1.9, 1.0), CFG).role == "baseline"  # its price, not twice
-    assert settle(pending, 30.0, SwitchPrice(0.5, 1.0, 2.1, 9.0), CFG).trial  # its gain as hoped pays start and end
+    assert settle(pending, 30.0, SwitchPrice(0.5, 1.0, 50.0, 1.0), CFG).role == "baseline"  # never paid for
     trial = settle(pending, 30.0, IDLE_LIGHT, CFG)
     assert (trial.role, trial.trial, trial.switches) == ("speculative", True, 1)
     # a group's first requests (the arrival rate unknown) may start one even with a request still running
@@ -127,8 +126,7 @@ def test_every_switch_is_on_evidence_free_or_paid_a_light_free_trial_or_a_trials
             continue
         free, paid = drain <= CFG.free_drain_s, gain > cost
         if s.role == "speculative" and s.trial:  # on hope alone
-            assert evidence <= 1.0 + CFG.switch_margin < hope
-            assert (free and load <= CFG.trial_max_load) or gain > 2 * cost
+            assert evidence <= 1.0 + CFG.switch_margin < hope and free and load <= CFG.trial_max_load
             assert not before.trial_failed or evidence >= 1.0
         elif s.role == "speculative":
             assert evidence > 1.0 + CFG.switch_margin and (free or paid)

@@ -56,15 +56,16 @@ def test_hope_alone_asks_for_a_trial_taken_only_when_free_and_light() -> None:
     assert settle(pending, 30.0, SwitchPrice(0.5, 1.0, 50.0, 1.0), CFG).role == "baseline"  # never paid for
     trial = settle(pending, 30.0, IDLE_LIGHT, CFG)
     assert (trial.role, trial.trial, trial.switches) == ("speculative", True, 1)
-    # a group's first requests (the arrival rate unknown) may start one even with a request still running
-    assert settle(pending, 30.0, SwitchPrice(0.8, 5.0, 0.0, math.inf), CFG).trial
+    # a group's first requests (the arrival rate unknown) may start one, free
+    assert settle(pending, 30.0, SwitchPrice(0.0, 0.0, 0.0, math.inf), CFG).trial
+    assert settle(pending, 30.0, SwitchPrice(0.8, 5.0, 0.0, math.inf), CFG).role == "baseline"
 
 
 def test_a_trial_is_judged_on_its_own_measurements_not_on_the_prior_hope_overruled() -> None:
     """Member 1 (a structured flood from the first request): the trial started on hope at 0.2 s with the evidence
     at the prior (0.8); judged at once, it would end before its first answer came back."""
     pending = next_regime(RegimeState(), 1.15, 0.2, CFG, 0.8, observed=0)
-    trial = settle(pending, 0.2, SwitchPrice(0.7, 5.0, 0.0, math.inf), CFG)
+    trial = settle(pending, 0.2, SwitchPrice(0.0, 0.0, 0.0, math.inf), CFG)
     assert (trial.role, trial.trial, trial.trial_observed) == ("speculative", True, 0)
     for t, seen in ((0.3, 0), (0.6, 3), (0.9, 7)):
         assert next_regime(trial, 1.1, t, CFG, 0.8, observed=seen).pending is None

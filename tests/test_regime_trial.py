@@ -185,6 +185,7 @@ def test_after_a_failed_trial_hope_alone_asks_for_no_other_until_the_evidence_re
     assert next_regime(ended, 1.15, 40.0, CFG, 0.97, observed=12).pending is None  # hope again: no
     again = next_regime(ended, 1.15, 40.0, CFG, 1.01, observed=20)  # the evidence has come round: a trial may
     assert (again.pending, again.pending_trial) == ("speculative", True)
+    assert next_regime(ended, 1.8, 20.0, CFG, 1.6, observed=20).pending is None  # even decisive: after the dwell
     moved = settle(next_regime(ended, 1.3, 40.0, CFG, 1.2, observed=20), 40.0, IDLE_LIGHT, CFG)
     assert (moved.role, moved.trial, moved.trial_failed) == ("speculative", False, False)  # on evidence
 

@@ -36,9 +36,8 @@ MixKey = tuple[str, str, int, bool]  # (class, temperature bucket, max_tokens, w
 
 REGIME_EVERY = 8  # decisions of a group between two recomputations of its mix ratio ...
 REGIME_EARLY = 16  # ... after its first decisions, each of which recomputes it first (a switch is cheapest early)
-# ... and at most every `regime_min_interval_s`: the mix is a window of up to `regime_window_requests` requests,
-# and recomputing it on every eighth decision cost ~5% of a request's CPU at 1,700 requests/s; at the rates where
-# the regime matters (tens of requests a second) 8 decisions take longer than the interval anyway
+# ... and at most every `regime_min_interval_s`: recomputing the window every eighth decision cost ~5% of a request's
+# CPU at 1,700 requests/s; at the rates where the regime matters 8 decisions take longer than the interval anyway
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +131,7 @@ class Router:
         # per shared group and role: the requests sent there (a pending switch prices the leaving server's drain)
         self.running: dict[str, dict[Role, deque[Running]]] = {g: {r: deque(maxlen=512) for r in ROLES} for g in rs}
         self._totals: dict[str, tuple[dict[Role, float], int]] = {}  # per group: the last mix's totals, its size
+        self._hoped: dict[str, dict[Role, float]] = {}  # ... and as hoped (a trial's gain)
         self.prices: dict[str, SwitchPrice] = {}  # per group: the last price of its pending switch
         if metrics is not None:  # a group that never switched reads 0 switches, not no data
             for group in self.regimes:
@@ -255,7 +255,7 @@ class Router:
         price: SwitchPrice | None = None
         if after.pending is not None:
             horizon = rg.switch_horizon(after, now, cfg)
-            price = self.prices[group] = self._price(group, after.pending, horizon, now)
+            price = self.prices[group] = self._price(group, after.pending, horizon, now, after.pending_trial)
             after = rg.settle(after, now, price, cfg)
         if after != before:
             self.regimes[group] = after
@@ -271,12 +271,13 @@ class Router:
             if after.switches != before.switches:
                 m.child(m.regime_switches, group).inc()
 
-    def _price(self, group: str, to: Role, horizon: float, now: float) -> SwitchPrice:
+    def _price(self, group: str, to: Role, horizon: float, now: float, trial: bool = False) -> SwitchPrice:
         """The cost model's price of moving the group's GPU to `to` now (`gateway.core.regime.switch_price`)."""
         leaving, rate = OTHER_ROLE[to], known_rate(self.arrivals[group], now)
         left = rg.remaining(self.running[group][leaving], round(self._load_of_role(group, leaving)), now)
         totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
-        gain = rg.switch_gain(totals, samples, to, rate * horizon, self.regime_config.switch_margin)
+        hoped = self._hoped.get(group, totals) if trial else totals
+        gain = rg.switch_gain(hoped, samples, to, rate * horizon, self.regime_config.switch_margin)
         # `to` will carry the group's arrivals times a request's cost there (Little), or its recent mean load if more;
         little = rate * totals[to] / samples if samples and totals[to] else 0.0  # a trial: Little's (the mean lags)
         models = {role: self.learner.step_model(role) for role in ROLES}
@@ -331,7 +332,7 @@ class Router:
         w, prefill = self.regime_config.externality_weight, {role: lrn.prefill_s_per_token(role) for role in ROLES}
         totals = rg.mix_costs(samples, models, prefill, w)
         measured = rg.mix_costs(samples, models, prefill, w, evidence=True)
-        self._totals[group] = (measured, len(samples))  # a switch's gain is priced at the evidence
+        self._totals[group], self._hoped[group] = (measured, len(samples)), totals  # gains: evidence, trials hope
         if self.regimes[group].role == "baseline" and mean_load <= self.regime_config.speculation_max_load:
             hope_sd = self.adaptive.explore_hope_sd
             self.probe_worthy[group] = rg.worth_probing(
@@ -344,8 +345,7 @@ class Router:
         return (rg.ratio_of(totals), recent) if samples else (None, None)
 
     def _mean_load(self, group: str) -> float:
-        loads = [r.load for r in self.recent[group]]
-        return sum(loads) / len(loads) if loads else 0.0
+        return sum(r.load for r in rs) / len(rs) if (rs := self.recent[group]) else 0.0
 
     def _load_of_role(self, group: str, role: Role) -> float:
         now = time.monotonic()

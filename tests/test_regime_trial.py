@@ -53,7 +53,8 @@ def test_hope_alone_asks_for_a_trial_taken_only_when_free_and_light() -> None:
     pending = next_regime(RegimeState(), 1.2, 30.0, CFG, 1.0)
     assert (pending.pending, pending.pending_trial) == ("speculative", True)
     assert settle(pending, 30.0, IDLE_BUSY, CFG).role == "baseline"  # free, but 4.5 requests would follow it
-    assert settle(pending, 30.0, SwitchPrice(0.5, 1.0, 50.0, 1.0), CFG).role == "baseline"  # never paid for
+    assert settle(pending, 30.0, SwitchPrice(0.5, 1.0, 0.9, 1.0), CFG).role == "baseline"  # not free, not paid
+    assert settle(pending, 30.0, SwitchPrice(0.5, 1.0, 1.1, 9.0), CFG).trial  # its gain as hoped pays its price
     trial = settle(pending, 30.0, IDLE_LIGHT, CFG)
     assert (trial.role, trial.trial, trial.switches) == ("speculative", True, 1)
     # a group's first requests (the arrival rate unknown) may start one, free
@@ -127,7 +128,8 @@ def test_every_switch_is_on_evidence_free_or_paid_a_light_free_trial_or_a_trials
             continue
         free, paid = drain <= CFG.free_drain_s, gain > cost
         if s.role == "speculative" and s.trial:  # on hope alone
-            assert evidence <= 1.0 + CFG.switch_margin < hope and free and load <= CFG.trial_max_load
+            assert evidence <= 1.0 + CFG.switch_margin < hope
+            assert (free and load <= CFG.trial_max_load) or gain > cost
             assert not before.trial_failed or evidence >= 1.0
         elif s.role == "speculative":
             assert evidence > 1.0 + CFG.switch_margin and (free or paid)
@@ -162,7 +164,8 @@ def test_a_trial_is_judged_light_on_the_arrivals_not_on_the_windows_lagging_load
 
     from gateway.router import _Recent
 
-    s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"])
+    s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"],
+                 regime_trial_max_load=2.0)
     router = Router(s, BackendPool(s, Metrics()), Learner(s.learner_config()))
     now = time.monotonic()
     router.regimes["pair-0"] = RegimeState("baseline", since_s=now - 100.0, pending="speculative",

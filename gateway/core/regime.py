@@ -27,7 +27,7 @@ the mean plus `SPECGATE_REGIME_OPTIMISM` posterior sd (the *hope*, which is all 
 A regime moves on evidence. Hope alone may only start a *trial* of the speculative server, and only when the
 trial is free and cheap to be wrong about: the baseline drains within `free_drain_s` and the load the trial
 commits (the group's arrivals times a request's cost, by Little's law) is at most `trial_max_load`. A trial
-ends at once (no dwell, no price) as soon as the evidence it gathers reads below 1, and becomes a regime like
+ends at once (no dwell, no price) as soon as the evidence it gathers leaves the band below, and becomes a regime like
 any other once the evidence is past the band. On the generated family of bursty traces every wrong choice
 came from acting on hope: a free moment inside a 7-9 requests/s creative-heavy phase started the speculative
 server on the optimism of classes it had never run (1.08x), and a regime that stayed speculative while its
@@ -209,10 +209,10 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
     """The regime at time `now` (seconds), given the latest mix ratio as hoped (`ratio`) and as measured
     (`evidence`; None: the same): the same role, with a switch pending when the evidence leaves the band after the
     dwell of `min_dwell_s` (or leaves the decisive band at any time), a trial of speculation pending when only the
-    hope does, a trial's end pending at once when its evidence falls below 1 (judged on `trial_min_observations` of
-    the speculative server's acceptance observations since it started: `observed` counts them; before any, the
-    evidence is the prior that hope alone had already overruled), and no switch pending once the ratio is back
-    inside the band. `settle` takes a pending switch."""
+    hope does, a trial's end pending at once when its evidence falls below the band (judged on
+    `trial_min_observations` of the speculative server's acceptance observations since it started: `observed` counts
+    them; before any, the evidence is the prior that hope alone had already overruled), and no switch pending once the
+    ratio is back inside the band. `settle` takes a pending switch."""
     if ratio is None:
         return state
     state = replace(state, observed=max(observed, state.observed))
@@ -231,7 +231,7 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
         decisive = False
     elif state.role == "speculative" and state.trial and not judged:
         pass  # its evidence is still the prior that hope overruled
-    elif state.role == "speculative" and state.trial and ev < 1.0:
+    elif state.role == "speculative" and state.trial and ev < 1.0 / (1.0 + cfg.switch_margin):
         wanted, decisive = "baseline", True  # a trial the evidence does not bear out ends at once
     elif state.role == "speculative" and ev < 1.0 / (1.0 + cfg.switch_margin):
         wanted = "baseline"
@@ -323,7 +323,7 @@ def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig
     builds behind the lost capacity); else it stays pending, re-priced at the next decision. A trial asked for on
     hope alone starts as any other switch would (free, or its gain as hoped paying its price), but free only while
     the load it commits is at most `trial_max_load` (no bound by default, as before trials); what makes it a trial
-    is its end: taken at once, unpriced, once its own measurements read below 1 (every request it keeps is served
+    is its end: taken at once, unpriced, once its own measurements read below the band (every request it keeps is served
     where the evidence says it is slower). Kept to light loads, trials never made the bets that structured-heavy
     floods need (held-out members 100 and 104 of the family: 1.14x and 1.23x with 0-24% to speculation)."""
     if state.pending is None:

@@ -69,8 +69,10 @@ def test_acceptance_from_text(profile: str) -> None:
     assert tps["prose"] < 1.3  # creative prose is not guessable
     for kind in ("json", "sql", "code_edit"):
         assert tps[kind] > tps["prose"] + 0.2, (kind, tps)
-    # temperature lowers acceptance
-    assert offline_tokens_per_step(profile, "Repeat exactly: " + DOC, DOC, 1.0) < copy
+    # temperature lowers n-gram acceptance (1 - T/2); the draft model's thins by how sure it is of the text the
+    # target wrote, and a copy of the prompt it is sure of (tests/test_emulator_draft.py)
+    hot = offline_tokens_per_step(profile, "Repeat exactly: " + DOC, DOC, 1.0)
+    assert hot < copy if profile == "h200-ngram" else hot <= copy
 
 
 async def _stream(

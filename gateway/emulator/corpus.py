@@ -1,15 +1,18 @@
-"""The draft model's general knowledge: a small built-in corpus and the n-gram tables built from it.
+"""The draft model's knowledge: a small built-in corpus, and what it learned from the target's distribution.
 
-A 1B draft model knows common English, code and JSON idioms but not the request's specifics. The
-emulated draft model is a greedy trigram/bigram model over this corpus plus the request's own prompt and
-output (see `drafter.DraftModelProposer`), so it guesses function words and syntax well and content
-words badly, as small draft models do.
+A real draft model is trained on the same distribution as its target: it predicts the target's continuation
+well where text is templated (JSON keys, SQL clauses, code idioms) and badly on free text, and it copies from
+the request's context. The emulated draft model (`drafter.DraftModelProposer`) is an n-gram model (contexts of
+1 to `ORDER` tokens) over the request's own prompt and output and over `LearnedModel`: the built-in corpus
+below plus the other reference texts registered with the emulated server (the target's own outputs for other
+requests: the same distribution, never the request's own reference, which is left out).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 
 from .text import tokenize
@@ -96,3 +99,82 @@ def corpus_model(text: str = CORPUS) -> CorpusModel:
             tri.setdefault((tokens[i - 2], tokens[i - 1]), Counter())[tokens[i]] += 1
     uni = Counter(tokens).most_common(1)[0][0]
     return CorpusModel(trigram=_best(tri), bigram=_best(bi), unigram=uni)  # type: ignore[arg-type]
+
+
+BOS = "<s>"  # the learned texts are answers: each starts after this token
+ORDER = 4  # the longest context (tokens) the emulated draft model conditions on: a 5-gram model
+
+Counts = dict[tuple[str, ...], dict[str, int]]
+
+
+def add_counts(table: Counts, tokens: Sequence[str], start: int = 1, order: int = ORDER) -> None:
+    """Count every (context of 1..order tokens -> next token) with the next token at index >= start."""
+    for i in range(max(start, 1), len(tokens)):
+        nxt = tokens[i]
+        for k in range(1, min(order, i) + 1):
+            succ = table.setdefault(tuple(tokens[i - k : i]), {})
+            succ[nxt] = succ.get(nxt, 0) + 1
+
+
+def ngram_counts(texts: Iterable[Sequence[str]], order: int = ORDER) -> Counts:
+    table: Counts = {}
+    for tokens in texts:
+        add_counts(table, tokens, order=order)
+    return table
+
+
+MAX_LEARNED_TOKENS = 250_000  # the draft learns from the first registered texts up to this many tokens (~4 table
+# entries a token: ~100 MB and ~1 s to build at the cap)
+
+
+@dataclass(frozen=True, slots=True)
+class LearnedModel:
+    """n-gram counts of the texts the draft model learned from (the built-in corpus and the registered
+    references, each after BOS), less those of one left-out text (the request's own reference)."""
+
+    counts: Counts
+    left_out: Counts = field(default_factory=dict)
+
+    def successors(self, context: tuple[str, ...]) -> dict[str, int]:
+        base = self.counts.get(context)
+        if not base:
+            return {}
+        own = self.left_out.get(context)
+        if not own:
+            return base
+        out = {tok: c - own.get(tok, 0) for tok, c in base.items()}
+        return {tok: c for tok, c in out.items() if c > 0}
+
+    def without(self, reference: str | None) -> LearnedModel:
+        """The same model as if `reference` (a request's own) had never been learned."""
+        if not reference:
+            return self
+        return LearnedModel(self.counts, ngram_counts([[BOS, *tokenize(reference)]]))
+
+
+@cache
+def _corpus_tokens() -> tuple[str, ...]:
+    return tuple(tokenize(CORPUS))
+
+
+_cached: tuple[tuple[int, int, int], LearnedModel] | None = None
+
+
+def learned_model(references: Mapping[str, str] | None = None) -> LearnedModel:
+    """The built-in corpus plus `references` (the emulated server's registered texts), rebuilt only when they
+    change (the last model is cached: the servers of one process share one references mapping)."""
+    global _cached
+    refs = references or {}
+    key = (id(references), len(refs), sum(len(v) for v in refs.values()))
+    if _cached is not None and _cached[0] == key:
+        return _cached[1]
+    texts: list[list[str]] = [list(_corpus_tokens())]
+    total = 0
+    for text in refs.values():
+        if total >= MAX_LEARNED_TOKENS:
+            break
+        texts.append([BOS, *tokenize(text)])
+        total += len(texts[-1])
+    model = LearnedModel(ngram_counts(texts))
+    _cached = (key, model)
+    return model

@@ -3,14 +3,17 @@
 - `NgramProposer`: vLLM's prompt lookup. Match the longest suffix (prompt_lookup_max .. prompt_lookup_min
   tokens) of prompt + output so far against an earlier position of the same context (the most recent
   one) and propose the tokens that followed it.
-- `DraftModelProposer`: a weak language model standing in for the small draft model: greedy trigram ->
-  bigram backoff over the request's own context (prompt + output so far) first, then over a small
-  built-in corpus (`corpus.py`).
+- `DraftModelProposer`: a draft model that learned the target's distribution: an n-gram model (contexts of
+  4 tokens down to 1) over the request's own context (prompt + output so far) and over what it learned
+  (`corpus.LearnedModel`: the built-in corpus plus the other references registered with the server, the
+  request's own left out).
 
-A drafted token is accepted iff it equals the target's next token and, when sampling (temperature T > 0),
-a seeded per-request coin with probability `acceptance_probability(T) = max(0, 1 - T/2)` says so;
-the first rejection ends the step. This approximates the rejection sampler's min(1, p/q): a flatter
-target distribution at higher temperature agrees less often with a greedy draft.
+Greedy (T = 0): a drafted token is accepted iff it equals the target's next token; the first rejection ends
+the step. Sampled, n-gram: the same, and a seeded per-request coin with probability
+`acceptance_probability(T) = max(0, 1 - T/2)` must also say so (measured within 20% of vLLM on the trained
+pair, deploy/gpu/results/2026-12-05-trained/). Sampled, draft model (`Speculation._sampled_draft`, from the
+rejection sampler's min(1, p/q)): the target's token r is accepted when it is the draft's top token, else with
+the draft's own tempered probability of it, q_T(r); the sampled text's entropy does the thinning.
 
 With `synthetic_acceptance_length` L (vLLM's synthetic rejection sampler), a step accepts floor(L-1)
 drafts plus one more with probability frac(L-1) (capped at γ), whatever was proposed, as vLLM 0.26 did
@@ -27,11 +30,11 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .corpus import CorpusModel, corpus_model
+from .corpus import BOS, ORDER, Counts, LearnedModel, add_counts, corpus_model, learned_model
 from .profiles import Profile, get_profile
 from .text import stable_seed, tokenize
 
@@ -83,57 +86,68 @@ class NgramProposer:
 
 
 class DraftModelProposer:
-    """Greedy trigram/bigram model of the request's context, backed off to the built-in corpus."""
+    """A draft model that learned the target's distribution: an n-gram model (contexts of `ORDER` down to 1
+    token, the longest one seen wins) over the request's own context and the learned texts (`LearnedModel`).
 
-    def __init__(self, context: Sequence[str], corpus: CorpusModel | None = None) -> None:
-        self.corpus = corpus or corpus_model()
-        self.tri: dict[tuple[str, str], dict[str, int]] = {}
-        self.bi: dict[str, dict[str, int]] = {}
-        self.best_tri: dict[tuple[str, str], tuple[str, int]] = {}
-        self.best_bi: dict[str, tuple[str, int]] = {}
-        self.last: list[str] = []
-        self.observe(context)
+    Counts from the request's context weigh `OWN_WEIGHT` times those learned elsewhere (a model copies from
+    its context more readily than from what it saw in training). Greedy drafting proposes the most frequent
+    next token; `probability` is the draft's own chance of a token at temperature T (Witten-Bell: the
+    successors' counts over their total plus the number of distinct successors, which is the mass left for
+    tokens never seen there), which the sampled acceptance rule uses.
+    """
+
+    OWN_WEIGHT = 2
+
+    def __init__(self, context: Sequence[str], learned: LearnedModel | None = None, order: int = ORDER) -> None:
+        self.learned = learned if learned is not None else learned_model()
+        self.order = order
+        self.own: Counts = {}
+        self.ctx: list[str] = list(context)
+        add_counts(self.own, self.ctx, 1, order)
+        self.answer_start = len(self.ctx)  # the learned texts are answers: they start after BOS, not a prompt
+        self.unigram = corpus_model().unigram
 
     def observe(self, tokens: Sequence[str]) -> None:
-        for tok in tokens:
-            if self.last:
-                self._count(self.bi, self.best_bi, self.last[-1], tok)
-            if len(self.last) >= 2:
-                self._count(self.tri, self.best_tri, (self.last[-2], self.last[-1]), tok)
-            self.last = [*self.last[-1:], tok]
+        start = len(self.ctx)
+        self.ctx.extend(tokens)
+        add_counts(self.own, self.ctx, start, self.order)
 
-    @staticmethod
-    def _count(table: dict, best: dict, key: object, tok: str) -> None:  # type: ignore[type-arg]
-        counts = table.setdefault(key, {})
-        c = counts.get(tok, 0) + 1
-        counts[tok] = c
-        if key not in best or c > best[key][1]:
-            best[key] = (tok, c)
+    def _history(self, ahead: Sequence[str]) -> tuple[list[str], list[str]]:
+        """The last `order` tokens of context + `ahead`, and of BOS + the answer so far + `ahead`."""
+        n = self.order
+        own = [*self.ctx[-n:], *ahead][-n:]
+        answer = self.ctx[max(self.answer_start, len(self.ctx) - n) :]
+        start = [BOS] if len(self.ctx) - self.answer_start < n else []
+        return own, [*start, *answer, *ahead][-n:]
 
-    def _predict(self, a: str | None, b: str) -> str:
-        if a is not None:
-            hit = self.best_tri.get((a, b))
-            if hit is not None:
-                return hit[0]
-            tok = self.corpus.trigram.get((a, b))
-            if tok is not None:
-                return tok
-        hit2 = self.best_bi.get(b)
-        if hit2 is not None:
-            return hit2[0]
-        return self.corpus.bigram.get(b, self.corpus.unigram)
+    def _successors(self, own_hist: Sequence[str], learned_hist: Sequence[str]) -> dict[str, int]:
+        """Next-token counts at the longest context (up to `order` tokens) that anything saw."""
+        for k in range(min(self.order, len(own_hist)), 0, -1):
+            own = self.own.get(tuple(own_hist[-k:]))
+            learned = self.learned.successors(tuple(learned_hist[-k:])) if k <= len(learned_hist) else {}
+            if own or learned:
+                merged = dict(learned)
+                for tok, c in (own or {}).items():
+                    merged[tok] = merged.get(tok, 0) + self.OWN_WEIGHT * c
+                return merged
+        return {}
 
     def propose(self, k: int) -> list[str]:
-        if not self.last:
-            return [self.corpus.unigram] * max(k, 0)
-        a: str | None = self.last[-2] if len(self.last) >= 2 else None
-        b = self.last[-1]
         out: list[str] = []
-        for _ in range(k):
-            tok = self._predict(a, b)
-            out.append(tok)
-            a, b = b, tok
+        for _ in range(max(k, 0)):
+            succ = self._successors(*self._history(out))
+            out.append(max(succ.items(), key=lambda kv: kv[1])[0] if succ else self.unigram)
         return out
+
+    def probability(self, ahead: Sequence[str], token: str, temperature: float) -> float:
+        """The draft's probability of `token` after the context plus `ahead`, at `temperature` > 0."""
+        succ = self._successors(*self._history(ahead))
+        if token not in succ:
+            return 0.0
+        inv = 1.0 / max(temperature, 1e-3)
+        total = sum(succ.values()) + len(succ)  # Witten-Bell: len(succ) is the unseen tokens' share
+        z = sum((c / total) ** inv for c in succ.values()) + (len(succ) / total) ** inv
+        return float((succ[token] / total) ** inv / z)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,8 +174,10 @@ class Speculation:
         seed: int,
         synthetic_acceptance_length: float | None = None,
         tokens_per_step: float | None = None,
+        learned: LearnedModel | None = None,
     ) -> None:
         self.gamma = profile.gamma
+        self.temperature = max(temperature, 0.0)
         self.synthetic = synthetic_acceptance_length
         self.tokens_per_step = tokens_per_step
         self.accept_p = acceptance_probability(temperature)
@@ -173,7 +189,7 @@ class Speculation:
             # (seen on the H200: sampled requests drafted nothing and ran at 1.00 token a step).
             self.proposer = NgramProposer(prompt_tokens, profile.ngram_min, profile.ngram_max)
         elif tokens_per_step is None and synthetic_acceptance_length is None:
-            self.proposer = DraftModelProposer(prompt_tokens)
+            self.proposer = DraftModelProposer(prompt_tokens, learned)
 
     def observe(self, tokens: Sequence[str]) -> None:
         if self.proposer is not None:
@@ -201,6 +217,8 @@ class Speculation:
                 while kept < accepted and self.rng.random() < self.accept_p:
                     kept += 1
                 accepted = kept
+        elif isinstance(self.proposer, DraftModelProposer) and self.temperature > 0:
+            accepted = self._sampled_draft(drafts, target, pos)
         else:
             for i, d in enumerate(drafts):
                 if pos + i >= len(target) or d != target[pos + i]:
@@ -212,19 +230,42 @@ class Speculation:
         self.observe(tokens)
         return StepOutcome(tokens, len(drafts), accepted)
 
+    def _sampled_draft(self, drafts: Sequence[str], target: Sequence[str], pos: int) -> int:
+        """Sampled drafting, from vLLM's rejection sampler: the draft samples x from its distribution q (at
+        the request's temperature) and x is accepted with min(1, p(x)/q(x)); given that the target's output
+        is r (the reference), the draft was accepted with probability min(1, q(r)/p(r)). The emulator knows r
+        and q (the n-gram draft's tempered counts), not p. Where r is the draft's own top token, the draft is
+        at least as sure of it as the target (q(r) >= p(r)): accepted. Elsewhere p(r) is taken as 1 (a lower
+        bound): accepted with q_T(r). At T -> 0 this is the greedy rule; the higher the entropy of what the
+        target wrote, the more often r is not the draft's top token and the more acceptance thins."""
+        assert isinstance(self.proposer, DraftModelProposer)
+        accepted = 0
+        while accepted < len(drafts) and pos + accepted < len(target):
+            r = target[pos + accepted]
+            if drafts[accepted] != r:
+                q = self.proposer.probability(target[pos : pos + accepted], r, self.temperature)
+                if self.rng.random() >= q:
+                    break
+            accepted += 1
+        return accepted
+
 
 def request_seed(prompt: str, reference: str | None) -> int:
     return stable_seed(prompt, reference or "")
 
 
-def offline_tokens_per_step(profile: str, prompt: str, reference: str, temperature: float) -> float:
+def offline_tokens_per_step(
+    profile: str, prompt: str, reference: str, temperature: float, references: Mapping[str, str] | None = None
+) -> float:
     """Mean tokens per decode step the speculative server would achieve generating `reference` (plus EOS)
-    after `prompt`, with the same drafter and acceptance rule as the emulated server. The first token
-    (made by the prefill step, never speculative) is not counted."""
+    after `prompt`, with the same drafter and acceptance rule as the emulated server (whose registered
+    `references` the draft model learned from, this one's own left out). The first token (made by the
+    prefill step, never speculative) is not counted."""
     prof = get_profile(profile)
     prompt_tokens = tokenize(prompt)
     target = [*tokenize(reference), EOS]
-    spec = Speculation(prof, prompt_tokens, temperature, request_seed(prompt, reference))
+    learned = learned_model(references).without(reference) if references and prof.method == "draft_model" else None
+    spec = Speculation(prof, prompt_tokens, temperature, request_seed(prompt, reference), learned=learned)
     spec.observe(target[:1])
     pos, steps = 1, 0
     while pos < len(target):

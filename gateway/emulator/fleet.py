@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from .clock import SharedGPU, SimClock
+from .corpus import learned_model
 from .profiles import DYNK_SCHEDULE, Profile, get_profile
 from .served import Served
 from .server import EmulatedServer
@@ -72,6 +73,8 @@ class EmulatedFleet(Served):
 
     def register_references(self, references: Mapping[str, str]) -> None:
         self.references.update(references)
+        if self.profile.method == "draft_model" and self.synthetic_acceptance_length is None:
+            learned_model(self.references)  # the draft learns them now, not inside the first timed request
 
     def register_acceptance(self, acceptance: Mapping[str, float]) -> None:
         """Synthetic tokens per speculative step by request id (see `drafter.Speculation`)."""

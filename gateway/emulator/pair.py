@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from aiohttp import web
 
 from .clock import SharedGPU, SimClock
+from .corpus import learned_model
 from .profiles import Profile, get_profile
 from .served import Served
 from .server import EmulatedServer
@@ -46,6 +47,8 @@ class EmulatedPair(Served):
     def register_references(self, references: Mapping[str, str]) -> None:
         """Reference texts by request id (header x-request-id); both servers see them."""
         self.references.update(references)
+        if self.profile.method == "draft_model" and self.synthetic_acceptance_length is None:
+            learned_model(self.references)  # the draft learns them now, not inside the first timed request
 
     def register_acceptance(self, acceptance: Mapping[str, float]) -> None:
         """Synthetic tokens per speculative step by request id (see `drafter.Speculation`)."""

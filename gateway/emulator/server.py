@@ -13,6 +13,7 @@ from aiohttp import web
 from gateway.workloads.items import is_tokens_per_step
 
 from .clock import SharedGPU, SimClock
+from .corpus import LearnedModel, learned_model
 from .drafter import Speculation, request_seed
 from .engine import Engine, RequestHandle, Sequence, StepEvent
 from .metrics import EngineMetrics
@@ -122,6 +123,7 @@ class EmulatedServer:
             return self._error(ApiError("Expected acceptance as {request_id: tokens_per_step in [1, 64]}."))
         self.references.update({str(k): v for k, v in refs.items()})
         self.acceptance.update({str(k): float(v) for k, v in accept.items()})
+        self._learned(None)  # the draft learns them now, not inside the first timed request
         return _json({"registered": len(refs), "total": len(self.references), "acceptance": len(self.acceptance)})
 
     # -- generation ----------------------------------------------------------------------------------
@@ -172,6 +174,7 @@ class EmulatedServer:
         if reference is not None:  # a resumed request continues the reference where the partial text ends
             reference = continued_reference(reference, req.partial, req.prompt)
         seed = request_seed(req.prompt, reference)
+        learned = self._learned(header_id)
         handle = RequestHandle(header_id or uuid.uuid4().hex)
         hashes = block_hashes(prompt_tokens, self.profile.block_size) if req.prompt_token_count is None else []
         for i in range(req.n):
@@ -182,7 +185,7 @@ class EmulatedServer:
             )
             spec = (
                 Speculation(self.profile, prompt_tokens, req.temperature, seed + i, self.synthetic_acceptance_length,
-                            self.acceptance.get(header_id) if header_id else None)
+                            self.acceptance.get(header_id) if header_id else None, learned)
                 if self.speculative
                 else None
             )
@@ -190,6 +193,12 @@ class EmulatedServer:
             seq.block_hashes = hashes
             handle.seqs.append(seq)
         return handle, prompt_len
+
+    def _learned(self, header_id: str | None) -> LearnedModel | None:
+        """What the emulated draft model learned: the other registered references (never this request's own)."""
+        if not self.speculative or self.profile.method != "draft_model" or self.synthetic_acceptance_length is not None:
+            return None
+        return learned_model(self.references).without(self.references.get(header_id) if header_id else None)
 
     async def _events(self, handle: RequestHandle) -> list[StepEvent]:
         """The next batch of step events (everything queued, at least one)."""

@@ -8,8 +8,8 @@ For each real speculative server label (draft -> emulator profile h200-draft, ng
 generated for that prompt (OUT/requests.jsonl; without it, the held-out reference answer), replays the same
 segments with measure_acceptance.py against the emulated speculative server, and prints per class and mode
 the real and the emulated tokens per step, their ratio and whether it is within --tolerance (20%). The
-emulator drafts for real on the text (prompt lookup; a trigram stand-in for the draft model) but counts its
-own word-level tokens, so the ratio compares acceptance on the same text, not the same token boundaries.
+emulator drafts for real on the text (prompt lookup; an n-gram draft that learned the other references) but
+counts its own word-level tokens, so the ratio compares acceptance on the same text, not the same token boundaries.
 """
 
 from __future__ import annotations

@@ -106,6 +106,21 @@ case $cmd in
     all=1; for label in ${LABELS:-baseline draft ngram}; do measured "$label" || all=0; done
     [ $all = 1 ] && echo "ALL MEASURED" || echo "not all measured: run measure again"
     collect;;
+  pair)  # issue 39 (5): the one-GPU pair of this model (baseline 8001 + n-gram 8003, from `measure`) behind
+         # specgate: statics and adaptive at low load (mixed-low, Poisson 1.5/s) and c = 48 (mixed-high), as run_one_gpu.sh
+    alive baseline && alive ngram || { echo "the pair is not serving: run measure first"; collect; exit 1; }
+    if [ -d .gpu-wheels ] && [ ! -f /tmp/extra/.done ]; then
+      python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/extra .gpu-wheels/*.whl && touch /tmp/extra/.done
+    fi
+    mkdir -p $T/pair
+    PYTHONPATH=/tmp/site:/tmp/extra:$repo PYTHONUNBUFFERED=1 $PY deploy/gpu/real_bench.py --out $T/pair \
+      --label real-h200-trained-pair --baseline-url http://127.0.0.1:8001 --speculative-url http://127.0.0.1:8003 \
+      --model target --tokenizer $T/models/target/tokenizer.json --max-model-len 4096 --warmup ${WARMUP:-24} \
+      --policies "${POLICIES:-adaptive@1,adaptive@2,baseline,speculative}" --budget-s $(( $(left) - 30 )) \
+      --meta "layout=pair of the trained 160M target, 0.25 + 0.25 of one GPU, n-gram gamma 4 (real acceptance)" \
+      --meta "gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" > $T/logs/pair-bench.log 2>&1
+    tail -25 $T/logs/pair-bench.log
+    tar czf "$OUT/pair.tgz" -C $T pair; collect;;
   pack)  # on the CPU machine: .venv (gateway) builds the corpus, .venv-train (tokenizers) the tokenizer
     D=$here/out/data; PY=${PYTHON:-.venv/bin/python}; TPY=${TRAIN_PYTHON:-.venv-train/bin/python}
     $PY "$here/build_corpus.py" --out "$D" --max-mb "${MAX_MB:-30}" && \
@@ -133,5 +148,5 @@ case $cmd in
     $PY "$here/compare_emulator.py" --prompts "$D/prompts.jsonl" --real $T/results/results.json \
       --requests $T/results/requests.jsonl --labels draft --conc 4 > "$T/logs/compare.log" 2>&1
     collect;;
-  *) echo "usage: $0 train|measure|cpu"; exit 2;;
+  *) echo "usage: $0 pack|train|measure|pair|cpu"; exit 2;;
 esac

@@ -23,12 +23,14 @@ def oracle_entries(items: Sequence[WorkloadItem], profile: str) -> dict[str, dic
     from gateway.emulator.text import tokenize
 
     out: dict[str, dict[str, float | int]] = {}
+    # the emulated server's draft model learns from the workload's other references: so does the oracle
+    references = {item.id: item.reference for item in items if item.reference is not None}
     for item in items:
         if item.reference is None:
             continue
         temperature = float(item.body.get("temperature", 1.0))
         prompt = prompt_text(item.body)
-        tps = offline_tokens_per_step(profile, prompt, item.reference, temperature)
+        tps = offline_tokens_per_step(profile, prompt, item.reference, temperature, references)
         tokens = len(tokenize(item.reference)) + 1  # + EOS
         max_tokens = item.body.get("max_tokens") or item.body.get("max_completion_tokens")
         if max_tokens:

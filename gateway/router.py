@@ -247,8 +247,7 @@ class Router:
                                  and now - self._mixed_at.get(group, -math.inf) >= self.settings.regime_min_interval_s):
             self._mixed_at[group] = now
             mean_load = self._mean_load(group)
-            hope, evidence = self._mix_ratio(group, extra, mean_load)
-            ratio, evidence = (rg.capped_ratio(r, mean_load, cfg) for r in (hope, evidence))
+            ratio, evidence = (rg.capped_ratio(r, mean_load, cfg) for r in self._mix_ratio(group, extra, mean_load))
             after = rg.next_regime(before, ratio, now, cfg, evidence, self.learner.speculative_observations_total())
             after = rg.leave_large_batch(after, mean_load, now, cfg)
             after = rg.follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)
@@ -331,7 +330,8 @@ class Router:
         models = {role: lrn.step_model(role) for role in ROLES}
         w, prefill = self.regime_config.externality_weight, {role: lrn.prefill_s_per_token(role) for role in ROLES}
         totals = rg.mix_costs(samples, models, prefill, w)
-        measured = rg.mix_costs(samples, models, prefill, w, evidence=True)
+        on, k = self.settings.regime_evidence, self.settings.regime_evidence_recent_requests  # off: evidence = hope
+        measured = rg.mix_costs(samples, models, prefill, w, evidence=on) if on else totals
         self._totals[group], self._hoped[group] = (measured, len(samples)), totals  # gains: evidence, trials hope
         if self.regimes[group].role == "baseline" and mean_load <= self.regime_config.speculation_max_load:
             hope_sd = self.adaptive.explore_hope_sd
@@ -341,8 +341,8 @@ class Router:
                 models, totals, w, 1.0 + self.regime_config.switch_margin)
         else:  # nothing to gate: no probes go to a speculative regime's GPU, and a large batch gets none anyway
             self.probe_worthy.pop(group, None)
-        recent = rg.evidence_ratio(samples, models, prefill, w, self.settings.regime_evidence_recent_requests)
-        return (rg.ratio_of(totals), recent) if samples else (None, None)
+        ev = rg.evidence_ratio(samples, models, prefill, w, k) if on else None
+        return (rg.ratio_of(totals), ev) if samples else (None, None)
 
     def _mean_load(self, group: str) -> float:
         return sum(r.load for r in rs) / len(rs) if (rs := self.recent[group]) else 0.0

@@ -144,7 +144,7 @@ def test_every_switch_is_on_evidence_free_or_paid_a_light_free_trial_or_a_trials
 def test_the_router_judges_the_mix_at_its_evidence_and_shows_both() -> None:
     """The router's wiring: a first request on a quiet pair is a trial (nothing measured: the evidence is the
     prior, below the band; the hope above it), and /admin/state shows both ratios."""
-    s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"])
+    s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"], regime_evidence=True)
     router = Router(s, BackendPool(s, Metrics()), Learner(s.learner_config()))
     json_request = request_view("/v1/chat/completions", {"model": "m", "temperature": 0, "max_tokens": 128,
                                                          "messages": [{"role": "user", "content": "Return JSON: {}"}]})
@@ -167,7 +167,7 @@ def test_a_trial_is_judged_light_on_the_arrivals_not_on_the_windows_lagging_load
     from gateway.router import _Recent
 
     s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"],
-                 regime_trial_max_load=2.0)
+                 regime_trial_max_load=2.0, regime_evidence=True)
     router = Router(s, BackendPool(s, Metrics()), Learner(s.learner_config()))
     now = time.monotonic()
     router.regimes["pair-0"] = RegimeState("baseline", since_s=now - 100.0, pending="speculative",
@@ -208,3 +208,21 @@ def test_the_evidence_is_the_lower_of_the_window_and_its_recent_requests() -> No
     assert evidence_ratio([creative] * 16 + [structured] * 48, MODELS, PREFILL, 1.0, 16) == whole  # the lower
     assert evidence_ratio(window[:10], MODELS, PREFILL, 1.0, 16) == ratio_of(
         mix_costs(window[:10], MODELS, PREFILL, 1.0, evidence=True))  # fewer than 16: the window
+
+
+def test_without_evidence_the_regime_is_as_before() -> None:
+    """SPECGATE_REGIME_EVIDENCE off (the default): no evidence is passed, nothing is a trial, and a decisive ratio
+    still asks for speculation before the dwell, as the rule of 2026-12-05 did."""
+    s = next_regime(RegimeState("baseline", since_s=0.0), 1.6, 1.0, CFG)
+    assert (s.pending, s.pending_trial) == ("speculative", False)
+    assert settle(s, 1.0, SwitchPrice(0.5, 1.0, 2.0, 9.0), CFG).trial is False
+    router_settings = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"])
+    assert router_settings.regime_evidence is False
+    router = Router(router_settings, BackendPool(router_settings, Metrics()), Learner(router_settings.learner_config()))
+    json_request = request_view("/v1/chat/completions", {"model": "m", "temperature": 0, "max_tokens": 128,
+                                                         "messages": [{"role": "user", "content": "Return JSON: {}"}]})
+    router.route(json_request, "r0")
+    router.arrivals["pair-0"][0] -= 60.0
+    router.route(json_request, "r1")
+    state = router.regimes["pair-0"]
+    assert state.role == "speculative" and not state.trial and state.evidence == state.ratio

@@ -225,10 +225,10 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
     hoped = ratio > 1.0 + cfg.switch_margin and (not state.trial_failed or ev >= 1.0)  # a failed trial's hope was
     if state.role == "baseline" and (ev > 1.0 + cfg.switch_margin or hoped):  # tested: the evidence speaks now
         wanted, trial = "speculative", ev <= 1.0 + cfg.switch_margin
-        # speculation is entered only after the dwell, on evidence or on hope: a few answers swing the evidence
-        # past the decisive band and back (1.17, then 0.87 one decision later), and a wrong speculative regime costs
-        # more than a late one (the dwell's bypass is for leaving speculation, below)
-        decisive = False
+        # with evidence, speculation is entered only after the dwell: a few answers swing the evidence past the
+        # decisive band and back (1.17, then 0.87 one decision later), and a wrong speculative regime costs more
+        # than a late one (the dwell's bypass is for leaving speculation, below); without, as before
+        decisive = evidence is None and ev > 1.0 + cfg.decisive_margin
     elif state.role == "speculative" and state.trial and not judged:
         pass  # its evidence is still the prior that hope overruled
     elif state.role == "speculative" and state.trial and ev < 1.0 / (1.0 + cfg.switch_margin):

@@ -78,6 +78,7 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
         asyncio.create_task(_export_loop(state), name="specgate-export"),
         asyncio.create_task(_flush_loop(state), name="specgate-metrics-flush"),
         asyncio.create_task(_models_loop(state, session), name="specgate-models"),  # served models, KV capacity
+        asyncio.create_task(_calibrate_loop(state), name="specgate-prefix-scale"),
     ]
     if settings.state_file is not None:
         saver = persist.save_periodically(settings, state.learner, state.router)
@@ -115,6 +116,17 @@ def _models_loop(state: AppState, session: aiohttp.ClientSession) -> Coroutine[N
     headers = {"Authorization": "Bearer " + key.get_secret_value()} if (key := state.settings.upstream_api_key) else {}
     return run_refresh(fleet.models, lambda: [(b.name, b.url) for b in pool.backends], session_fetch(session, headers),
                        state.settings.health_interval_s, fleet.set_capacity)
+
+
+async def _calibrate_loop(state: AppState) -> None:
+    """Each backend's prefix index sized by the share of its looked-up prompt tokens this process sent
+    (`FleetView.calibrate`), from the scrapes the pool already reads."""
+    fleet, pool = state.router.fleet, state.pool
+    while True:
+        await asyncio.sleep(state.settings.health_interval_s)
+        for b in pool.backends:
+            if b.snapshot is not None and b.snapshot.prefix_queries > 0:
+                fleet.calibrate(b.name, b.prompt_tokens_sent, b.snapshot.prefix_queries)
 
 
 async def _export_loop(state: AppState) -> None:

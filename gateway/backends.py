@@ -176,7 +176,9 @@ class BackendPool:
         return any(b.routable(now) for b in self.backends)
 
     # --- request accounting
-    def acquire(self, b: Backend, prompt_tokens: int = 0) -> None:
+    def acquire(self, b: Backend, prompt_tokens: int = 0, cached_tokens: int = 0) -> None:
+        """A request was sent to `b` with `prompt_tokens`, of which `b` likely holds `cached_tokens` (its prefix
+        index): only the rest joins its prefill queue (`sent`)."""
         b.inflight += 1
         b.prompt_tokens_sent += prompt_tokens
         if prompt_tokens:
@@ -184,7 +186,7 @@ class BackendPool:
         b.dispatched += 1
         b.sent_since_up += 1
         now = time.monotonic()
-        b.sent.append((now, prompt_tokens))
+        b.sent.append((now, max(prompt_tokens - cached_tokens, 0)))
         self._accrue(b, now)
         self._gauges[b.name][0].set(b.inflight)
 

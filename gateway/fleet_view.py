@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 
 from gateway.backends import Backend
-from gateway.core.prefix_index import PrefixIndex, cached_tokens, capacity_blocks
+from gateway.core.prefix_index import PrefixIndex, cached_tokens, capacity_blocks, token_scale
 from gateway.core.protocol import RequestView
 from gateway.served_models import ServedModels, model_not_found
 
@@ -30,6 +30,9 @@ class FleetView:
         self.chars_per_token = chars_per_token
         start = capacity_blocks(default_kv_tokens, chars_per_token)
         self.indexes = {n: PrefixIndex(start, max_blocks) for n in names}
+        self.kv_tokens: dict[str, int] = {}  # each server's KV capacity, once its scrape says
+        self.scale: dict[str, float] = {}  # its `token_scale` (absent: 1)
+        self._scale_from: dict[str, tuple[float, float]] = {}  # (sent, looked up) when its span began
         self.sessions: OrderedDict[str, str] = OrderedDict()
         self._hits = 0  # decisions whose chosen backend had some of the prompt cached (for /admin/state)
         self._decisions = 0
@@ -45,9 +48,27 @@ class FleetView:
 
     def set_capacity(self, name: str, kv_tokens: int) -> None:
         """The server's KV capacity in tokens (from its `vllm:cache_config_info`)."""
-        index = self.indexes.get(name)
-        if index is not None:
-            index.resize(capacity_blocks(kv_tokens, self.chars_per_token))
+        self.kv_tokens[name] = kv_tokens
+        self._resize(name)
+
+    def _resize(self, name: str) -> None:
+        index, kv = self.indexes.get(name), self.kv_tokens.get(name)
+        if index is not None and kv is not None:
+            index.resize(capacity_blocks(int(kv * self.scale.get(name, 1.0)), self.chars_per_token))
+
+    def calibrate(self, name: str, sent_tokens: float, looked_up_tokens: float) -> None:
+        """The prompt tokens this process estimated it sent `name`, ever, and those the server says it looked up
+        in its prefix cache, ever: the index's capacity follows their ratio since the first call (a counter that
+        went back, a restarted server, starts the span again)."""
+        start = self._scale_from.setdefault(name, (sent_tokens, looked_up_tokens))
+        sent, looked_up = sent_tokens - start[0], looked_up_tokens - start[1]
+        if sent < 0 or looked_up < 0:
+            self._scale_from[name] = (sent_tokens, looked_up_tokens)
+            return
+        scale = token_scale(sent, looked_up)
+        if scale is not None and abs(scale - self.scale.get(name, 1.0)) > 0.02:
+            self.scale[name] = scale
+            self._resize(name)
 
     def learner_class(self, task_class: str, model: str) -> str:
         """The class the learner keys on: per model where the fleet serves several (their acceptance and
@@ -98,6 +119,7 @@ class FleetView:
             "prefix_aware": self.prefix_aware,
             "prefix_index_blocks": {n: len(i) for n, i in self.indexes.items()},
             "prefix_index_capacity": {n: i.capacity for n, i in self.indexes.items()},
+            "prefix_index_scale": {n: round(v, 3) for n, v in self.scale.items()},
             "decisions_with_cached_prefix": self._hits, "decisions": self._decisions,
             "sessions": len(self.sessions),
         }

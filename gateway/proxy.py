@@ -190,7 +190,7 @@ class Proxy:
         assert self.client is not None
         started = time.monotonic()
         co_runners, warmup = self.pool.co_runners(backend, started), self.pool.warming_up(backend)
-        self.pool.acquire(backend, ctx.routed.features.prompt_tokens)
+        self.pool.acquire(backend, ctx.routed.features.prompt_tokens, ctx.routed.cached_tokens.get(backend.name, 0))
         areas = self.pool.group_areas(backend, started)
         outcome = Outcome(status="aborted")
         resp: aiohttp.ClientResponse | None = None

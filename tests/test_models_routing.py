@@ -130,3 +130,39 @@ def test_the_learner_class_is_per_model_only_on_a_multi_model_fleet() -> None:
     assert view.learner_class("chat", "org/alpha") == "chat"
     view.models.set("b", [{"id": "org/beta"}])
     assert view.learner_class("chat", "org/beta") == "chat@org:beta"  # no "/": state keys are "class/bucket"
+
+
+def test_the_models_bench_counts_a_misrouted_request_and_the_unknown_models_answers() -> None:
+    from gateway.bench.models_bench import UNKNOWN, assign_models, tally
+    from gateway.workloads.items import WorkloadItem
+
+    items = [WorkloadItem(id=f"r{i}", t=0.0, endpoint="/v1/chat/completions", body={}) for i in range(6)]
+    asked = assign_models(items, ["alpha", "beta"], unknown_every=3)
+    assert list(asked.values()) == ["alpha", "beta", UNKNOWN, "alpha", "beta", UNKNOWN]
+    serves = {"baseline-0": {"alpha"}, "baseline-1": {"beta"}}
+    statuses = {"r0": ("200", None), "r1": ("200", None), "r2": ("404", '{"error": {"code": "model_not_found"}}'),
+                "r3": ("200", None), "r4": ("200", None), "r5": ("502", "bad gateway")}
+    served_by = {"r0": "baseline-0", "r1": "baseline-1", "r3": "baseline-1", "r4": "baseline-1"}
+    out = tally(asked, statuses, served_by, serves, {"baseline-0": 0, "baseline-1": 0})
+    assert out["misrouted"] == 1 and out["misrouted_examples"] == [("r3", "alpha", "baseline-1")]
+    assert tally(asked, statuses, served_by, serves, {"baseline-0": 2, "baseline-1": 0})["misrouted"] == 3
+    assert out["per_server"] == {"baseline-0": {"alpha": 1}, "baseline-1": {"alpha": 1, "beta": 2}}
+    assert out["by_model"][UNKNOWN] == {"404 model_not_found": 1, "502": 1}
+
+
+@pytest.mark.asyncio
+async def test_the_models_bench_on_a_two_model_fleet_misroutes_nothing(tmp_path: Any) -> None:
+    """The bench end to end (a gateway process in front of an emulated two-model fleet): every request of a
+    model reaches a server of that model; the unknown model's requests are answered 404 by the gateway."""
+    from gateway.bench.models_bench import UNKNOWN, run
+    from gateway.workloads.items import load_workload
+
+    items = load_workload("mixed-medium")[:24]
+    out = await run(items, ["baseline", "speculative", "baseline"], ["alpha", "beta", "beta"], {"beta": ["beta-sql"]},
+                    unknown_every=6, time_scale=0.2, log_dir=tmp_path)
+    assert out["misrouted"] == 0 and out["unknown_reached_a_server"] == 0
+    assert out["server_errors"] == {"baseline-0": 0, "speculative-0": 0, "baseline-1": 0}
+    assert out["by_model"][UNKNOWN] == {"404 model_not_found": 4}
+    assert {m: c.get("200", 0) for m, c in out["by_model"].items() if m != UNKNOWN} == {"alpha": 7, "beta": 7,
+                                                                                      "beta-sql": 6}
+    assert out["per_server"]["baseline-0"] == {"alpha": 7}  # alpha's only server took all of alpha

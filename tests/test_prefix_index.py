@@ -171,3 +171,90 @@ def test_sessions_prefer_the_header_and_are_bounded() -> None:
         view.routed(request_view(CHAT, {"model": "m", "messages": [{"role": "user", "content": "hi"}]}),
                     f"s{i}", "a", {})
     assert len(view.sessions) == fleet_view.MAX_SESSIONS and view.affinity("alice") is None
+
+
+@pytest.mark.asyncio
+async def test_a_turn_whose_history_is_cached_queues_only_its_uncached_prompt() -> None:
+    """The prefill queue a server shows later requests (`Backend.sent`) holds what it still has to prefill: for
+    a turn whose history that server holds, the prompt less the cached tokens the reason header names (it held
+    the whole prompt before, so a conversation's next turn looked as costly to queue behind as a new one)."""
+    async with EmulatedFleet(["baseline", "baseline"], time_scale=0.2) as fleet:
+        gw = await start_gateway(fast_settings(backends=fleet.backends_setting().split(","), policy="adaptive",
+                                               random_seed=1))
+        router = gw.app[AppState.key].router
+        try:
+            async with aiohttp.ClientSession() as s:
+                messages = [{"role": "system", "content": HISTORY * 20}, {"role": "user", "content": "Question 0?"}]
+                body = {"model": "specgate-emu", "messages": messages, "max_tokens": 16, "temperature": 0}
+                async with s.post(gw.url + "/v1/chat/completions", json=body) as r:
+                    answer = (await r.json())["choices"][0]["message"]["content"]
+                messages += [{"role": "assistant", "content": answer}, {"role": "user", "content": "Question 1?"}]
+                body = {**body, "messages": messages, "max_tokens": 400, "stream": True}
+                async with s.post(gw.url + "/v1/chat/completions", json=body) as r:
+                    reason, name = r.headers["x-specgate-reason"], r.headers["x-specgate-instance"]
+                    backend = next(b for b in router.pool.backends if b.name == name)
+                    queued = [tokens for _, tokens in backend.sent]  # in flight: its entry is there
+                    await r.read()
+            cached, prompt = (int(x) for x in reason.split("cached ")[1].split(" ")[0].split("/"))
+            assert cached > 0.9 * prompt
+            assert queued == [prompt - cached]
+        finally:
+            await gw.runner.cleanup()
+
+
+def test_the_index_holds_the_share_of_the_server_cache_its_own_prompts_take() -> None:
+    """`token_scale`: estimated tokens sent per token the server looked up, read only over a span long enough and
+    bounded; the index's capacity is the KV capacity times it (restarts start a new span)."""
+    from gateway.core.prefix_index import MIN_SCALE_TOKENS, SCALE_RANGE, token_scale
+    from gateway.fleet_view import FleetView
+
+    assert token_scale(100.0, MIN_SCALE_TOKENS - 1) is None and token_scale(0.0, 10 * MIN_SCALE_TOKENS) is None
+    assert token_scale(1.5 * MIN_SCALE_TOKENS, MIN_SCALE_TOKENS) == 1.5
+    assert token_scale(1.0, MIN_SCALE_TOKENS) == SCALE_RANGE[0] and token_scale(1e12, 1e6) == SCALE_RANGE[1]
+    view = FleetView(["a", "b"], prefix_aware=True, default_kv_tokens=400_000, max_blocks=10**6, chars_per_token=4.0)
+    view.set_capacity("a", 400_000)
+    assert view.indexes["a"].capacity == capacity_blocks(400_000, 4.0)
+    view.calibrate("a", 1_000_000, 5_000_000)  # the span starts: whatever came before this process is not ours
+    view.calibrate("a", 1_000_000 + 600_000, 5_000_000 + 400_000)  # our estimate says 1.5x what the server counts
+    assert view.scale["a"] == 1.5 and view.indexes["a"].capacity == capacity_blocks(600_000, 4.0)
+    view.calibrate("a", 10, 20)  # the server restarted (its counter went back): a new span, the scale stays
+    assert view.scale["a"] == 1.5
+    view.calibrate("a", 10 + 250_000, 20 + 1_000_000)  # now a quarter of its traffic is ours
+    assert view.scale["a"] == 0.25 and view.indexes["a"].capacity == capacity_blocks(100_000, 4.0)
+    view.calibrate("b", 0, 0)
+    view.calibrate("b", 10**6, 10**6)  # no KV capacity known yet: the scale waits for it
+    view.set_capacity("b", 400_000)
+    assert view.indexes["b"].capacity == capacity_blocks(400_000, 4.0)
+
+
+@pytest.mark.asyncio
+async def test_the_index_is_sized_in_the_servers_tokens_not_the_estimate() -> None:
+    """Text the server tokenizes at ~6 characters a token (the emulator's words; the gateway estimates 4): after
+    enough prompts the index of the server that took them holds ~1.5x the blocks `cache_config_info` alone gives."""
+    from gateway.core.prefix_index import MIN_SCALE_TOKENS
+
+    async with EmulatedFleet(["baseline"], time_scale=0.2) as fleet:
+        gw = await start_gateway(fast_settings(backends=fleet.backends_setting().split(","), policy="adaptive",
+                                               random_seed=1))
+        view = gw.app[AppState.key].router.fleet
+        kv = fleet.servers[0].server.engine.kv_blocks * fleet.servers[0].server.profile.block_size
+        try:
+            async with aiohttp.ClientSession() as s:
+                sent = 0
+                i = 0
+                while sent < 1.3 * MIN_SCALE_TOKENS:
+                    text = f"{i} " + "lorem ipsum dolor sit amet consectetur " * 900
+                    body = {"model": "specgate-emu", "max_tokens": 2, "temperature": 0,
+                            "messages": [{"role": "user", "content": text}]}
+                    async with s.post(gw.url + "/v1/chat/completions", json=body) as r:
+                        assert r.status == 200
+                        sent += (await r.json())["usage"]["prompt_tokens"]
+                    i += 1
+            await until(lambda: "baseline-0" in view.scale)
+            estimated = gw.app[AppState.key].pool.backends[0].prompt_tokens_sent  # characters / 4
+            assert view.scale["baseline-0"] > 1.3  # the server counts far fewer tokens in the same text
+            assert view.scale["baseline-0"] == pytest.approx(estimated / sent, rel=0.1)
+            index = view.indexes["baseline-0"]
+            assert index.capacity == capacity_blocks(int(kv * view.scale["baseline-0"]), 4.0)
+        finally:
+            await gw.runner.cleanup()

@@ -12,6 +12,12 @@ queue does: what stays cached is a prefix, and a lookup can bisect.
 
 The cost model then prefills only the tokens a candidate has not cached (`cached_tokens`): affinity and
 speculation are traded in one number.
+
+The capacity is in the gateway's own token estimate (characters / `chars_per_token`), and the server's cache
+holds every client's prompts: `token_scale` compares the prompt tokens this process estimated it sent a server
+with the prompt tokens that server says it looked up (`vllm:prefix_cache_queries`) over the same span, and the
+index holds the KV capacity times that share (a tokenizer that makes 6 characters a token holds 1.5× the text
+that 4 would; a gateway sending half a server's traffic keeps its prompts there half as long).
 """
 
 from __future__ import annotations
@@ -107,6 +113,18 @@ def cached_tokens(matched_blocks: int, prompt_tokens: int, chars_per_token: floa
     if matched_blocks <= 0:
         return 0
     return max(min(int(matched_blocks * BLOCK_CHARS / chars_per_token), prompt_tokens - 1), 0)
+
+
+MIN_SCALE_TOKENS = 200_000  # server prompt tokens before its scale is read (a few requests in flight skew less)
+SCALE_RANGE = (0.05, 4.0)
+
+
+def token_scale(sent_tokens: float, server_tokens: float) -> float | None:
+    """Estimated prompt tokens sent per prompt token the server looked up, over a span (deltas); None until the
+    server has looked up `MIN_SCALE_TOKENS`, or if nothing was sent; bounded to `SCALE_RANGE`."""
+    if server_tokens < MIN_SCALE_TOKENS or sent_tokens <= 0:
+        return None
+    return min(max(sent_tokens / server_tokens, SCALE_RANGE[0]), SCALE_RANGE[1])
 
 
 def capacity_blocks(kv_tokens: int, chars_per_token: float) -> int:

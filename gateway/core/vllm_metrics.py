@@ -23,6 +23,7 @@ _COUNTERS = {
     "vllm:spec_decode_num_draft_tokens": "draft_tokens",
     "vllm:spec_decode_num_accepted_tokens": "accepted_tokens",
     "vllm:generation_tokens": "generation_tokens",
+    "vllm:prefix_cache_queries": "prefix_queries",  # prompt tokens the server looked up (the prefix index's scale)
 }
 
 
@@ -37,6 +38,7 @@ class VllmSnapshot:
     draft_tokens: float = 0.0
     accepted_tokens: float = 0.0
     accepted_per_position: tuple[float, ...] = ()
+    prefix_queries: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,9 +125,11 @@ async def replay(
     on_done: Callable[[Measured], None] | None = None,
     timeout_s: float = 600.0,
     on_send: Callable[[str], None] | None = None,
+    model_of: Mapping[str, str] | None = None,
 ) -> list[Measured]:
-    """Send every item at `t * time_scale` wall seconds after the start; wait for all answers."""
-    bodies = [prepare_body(item, model) for item in items]
+    """Send every item at `t * time_scale` wall seconds after the start; wait for all answers. `model_of`: the
+    model to ask for by item id (a fleet serving several), `model` for the rest."""
+    bodies = [prepare_body(item, model_of.get(item.id, model) if model_of else model) for item in items]
     connector = aiohttp.TCPConnector(limit=0, force_close=False)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None)) as session:
         start = time.perf_counter()

@@ -94,6 +94,7 @@ class Accounting:
                 load_self=loads.load_self, co_runners=loads.co_runners, warmup=loads.warmup,
                 prefill_during_decode=loads.prefill_during_decode, prefills_during_decode=loads.prefills_during_decode,
                 max_tokens=ctx.routed.features.max_tokens if ctx.routed.features.max_tokens_given else None,
+                queued_prefill_tokens=d.queued_tokens if backend.name == d.backend else 0.0,
             ))
         self.access_log(ctx, backend, outcome, e2e, loads)
 
@@ -105,6 +106,7 @@ class Accounting:
             "event": "request", "id": ctx.request_id, "endpoint": ctx.endpoint, "class": ctx.routed.task_class,
             "backend": backend.role, "instance": backend.name, "reason": d.reason, "ratio": d.ratio,
             "predicted_s": d.predicted_e2e_s, "predicted_ttft_s": d.predicted_ttft_s, "observed_s": round(e2e, 6),
+            "predicted_output_tokens": d.output_tokens,
             "ttft_s": outcome.ttft_s, "status": outcome.status, "completion_tokens": outcome.completion_tokens,
             "engine_steps": outcome.steps, "attempts": ctx.attempts, "prompt_tokens": ctx.routed.features.prompt_tokens,
             "load_self": loads.load_self, "co_runners": loads.co_runners, "group": backend.group,

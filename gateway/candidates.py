@@ -5,7 +5,8 @@ prediction. It runs for every backend on every decision (16 in a fleet), so it k
   moves one backend's load; at c = 1 none has moved by the next), and the last tuple itself is returned when
   nothing changed;
 - a server with a GPU of its own and prompts in flight is rebuilt on every decision: the ages of its prompts
-  (`Candidate.queued`, its prefill queue) move with time;
+  (`Candidate.queued`, its prefill queue) move with time; requests others sent that its scrape says are waiting
+  join that queue (`others_waiting`);
 - `scoring_candidates` is memoised on the identity of its inputs: the same candidates tuple and the same regime
   views (rebuilt only when a regime changes) give the same answer.
 
@@ -21,6 +22,22 @@ from collections.abc import Mapping
 from gateway.backends import Backend, BackendPool
 from gateway.core.costmodel import Role
 from gateway.core.policy import Candidate, scoring_candidates
+
+
+def others_waiting(pool: BackendPool, b: Backend, load: float, now: float) -> tuple[float, int] | None:
+    """The requests waiting on a fleet server that this process did not send (other gateways' or clients'), as
+    one entry of its prefill queue: (seconds since the scrape that saw them, prompt tokens at this process's mean
+    prompt there, else the fleet's). `vllm:num_requests_waiting` says how many wait, not their prompts; those
+    beyond this process's own in flight (which its queue holds already) are others', and at most the load beyond
+    its own. None if none."""
+    snap = b.snapshot
+    n = 0.0 if snap is None else min(snap.waiting - b.inflight, load - b.inflight)
+    if n < 1:
+        return None
+    tokens, prompts = b.prompt_tokens_sent, b.prompts_sent
+    if not prompts:
+        tokens, prompts = sum(o.prompt_tokens_sent for o in pool.backends), sum(o.prompts_sent for o in pool.backends)
+    return (max(now - b.scraped_at, 0.0), round(n * tokens / prompts)) if prompts else None
 
 
 class CandidateView:
@@ -49,9 +66,12 @@ class CandidateView:
                 last.pop(name, None)  # its loads may move while it is out: rebuilt when it is back
                 continue
             c = last.get(name)
-            if b.sent and not members[name]:  # a fleet server with prompts in flight: their ages move
-                c = last[name] = Candidate(name, b.role, b.group, loads[name], (),
-                                           tuple([(now - t, tokens) for t, tokens in b.sent]))
+            others = None if members[name] else others_waiting(pool, b, loads[name], now)
+            if (b.sent or others) and not members[name]:  # a fleet server with prompts in flight: their ages move
+                queued = [(now - t, tokens) for t, tokens in b.sent]
+                if others:
+                    queued.insert(sum(1 for age, _ in queued if age >= others[0]), others)
+                c = last[name] = Candidate(name, b.role, b.group, loads[name], (), tuple(queued))
             elif c is None or c.queued or (changed and (name in changed
                                                         or any(o.name in changed for o in members[name]))):
                 co = tuple([(o.role, loads[o.name]) for o in members[name]]) if members[name] else ()

@@ -27,13 +27,15 @@ from gateway.core.learner import Learner
 from gateway.core.migration import (
     StreamJoin,
     joined_answer,
+    move_extra_s,
+    moving_pays,
     not_movable,
     remaining_s,
     resume_body,
     stop_strings,
-    worth_moving,
 )
 from gateway.core.protocol import CHAT
+from gateway.core.regime import MovePlan
 from gateway.logevents import log_event
 from gateway.metrics import Metrics
 from gateway.relay import TOTAL_TIMEOUT, Outcome, Relay, pump
@@ -119,6 +121,8 @@ class Migrator:
         self.live: dict[str, set[Live]] = {g: set() for g in router.regimes}
         self._roles = {g: r.role for g, r in router.regimes.items()}
         self.client: UpstreamClient | None = None
+        if settings.regime_migration_free_switch:  # a switch is also free when what it moves pays for itself
+            router.migration_plan = self.plan
 
     def switched(self) -> None:
         """After a routing decision: move the running streams off each GPU whose regime just switched."""
@@ -129,24 +133,46 @@ class Migrator:
 
     def _move_group(self, group: str, to: Role) -> None:
         now = time.monotonic()
-        lrn = self.learner
-        prefill = lrn.prefill_s_per_token(to)
-        for live in self.live.get(group, ()):
-            leaving = live.backend
-            if leaving.role == to or live.move_to is not None or live.join.finished:
-                continue
-            r, f = live.ctx.routed, live.ctx.routed.features
-            tps = lrn.tokens_per_step_posterior(r.task_class, r.bucket)[0] if leaving.role == "speculative" else 1.0
-            step = lrn.step_model(leaving.role).own_s(max(self.pool.load(leaving, now), 1.0))
-            expected = lrn.output_tokens(r.task_class, r.bucket, f.max_tokens, f.max_tokens_given)
-            left = remaining_s(expected, live.join.completion_tokens, tps, step)
-            budget = f.max_tokens - live.join.completion_tokens if f.max_tokens_given else None
-            if (budget is not None and budget < 2) or \
-                    not worth_moving(left, f.prompt_tokens, live.join.completion_tokens, prefill):
+        for live, worth, _, _ in self._candidates(group, to, now):
+            if not worth:
                 self.metrics.counted(self.metrics.migrations, "not_worth").inc()
                 continue
             live.move_to, live.moved_at = to, now
             live.resp.close()  # vLLM aborts the request; the stream's task resumes it on `to`
+
+    def plan(self, group: str, to: Role) -> MovePlan:
+        """What switching `group` to `to` now would move: how many streams, their summed prefill on `to` and what
+        moving costs them (the router prices a switch net of it: `gateway.core.regime.net_switch_price`)."""
+        movers = [(reprefill, extra) for _, worth, reprefill, extra in self._candidates(group, to, time.monotonic())
+                  if worth]
+        return MovePlan(len(movers), sum(r for r, _ in movers), sum(e for _, e in movers))
+
+    def _candidates(self, group: str, to: Role, now: float) -> list[tuple[Live, bool, float, float]]:
+        """The group's streams on the other role's server: each, whether it ends sooner moved to `to` than left to
+        co-run (`moving_pays`), its prefill there (its prompt, less what that server's prefix cache holds of it as
+        the router last saw it, plus the text so far) and what the move costs it (`move_extra_s`)."""
+        lrn = self.learner
+        prefill = lrn.prefill_s_per_token(to)
+        arriving = [b for b in self.pool.groups.get(group, []) if b.role == to]
+        load_to = max(sum(self.pool.load(b, now) for b in arriving), 1.0)
+        own_to, own_joined = lrn.step_model(to).own_s(load_to), lrn.step_model(to).own_s(load_to + 1)
+        out = []
+        for live in self.live.get(group, ()):
+            leaving = live.backend
+            if leaving.role == to or live.move_to is not None or live.join.finished:
+                continue
+            r, f, done = live.ctx.routed, live.ctx.routed.features, live.join.completion_tokens
+            tps = lrn.tokens_per_step_posterior(r.task_class, r.bucket)[0]
+            own_leaving = lrn.step_model(leaving.role).own_s(max(self.pool.load(leaving, now), 1.0))
+            expected = lrn.output_tokens(r.task_class, r.bucket, f.max_tokens, f.max_tokens_given)
+            stay = remaining_s(expected, done, tps if leaving.role == "speculative" else 1.0, own_leaving)
+            there = remaining_s(expected, done, tps if to == "speculative" else 1.0, own_joined)
+            cached = max((r.cached_tokens.get(b.name, 0) for b in arriving), default=0)
+            reprefill = prefill * (max(f.prompt_tokens - cached, 0) + done)
+            spent = f.max_tokens_given and f.max_tokens - done < 2
+            worth = not spent and moving_pays(stay, there, reprefill, own_to / own_leaving)
+            out.append((live, worth, reprefill, move_extra_s(stay, there, reprefill)))
+        return out
 
     def prepare(self, ctx: Context) -> None:
         """Mark a request to a shared GPU that may move on a switch. Its upstream is asked for a stream (a
@@ -222,7 +248,9 @@ class Migrator:
                 await relay.close_cut()
                 return None
             to = live.move_to
-            if to is None or relay.done:
+            if to is not None and relay.done:  # it ended as it was moved: the break is the move's own close
+                return None
+            if to is None:
                 return error
             resumed = await self._resume(live, to)
             if resumed is None:

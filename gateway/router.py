@@ -10,7 +10,7 @@ import math
 import random
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -19,7 +19,7 @@ from gateway.backends import Backend, BackendPool
 from gateway.candidates import CandidateView
 from gateway.core import regime as rg
 from gateway.core.acceptance_cells import family_of
-from gateway.core.classify import Features, classify, features, temperature_bucket
+from gateway.core.classify import TEMPERATURE_BUCKETS, Features, classify, features, temperature_bucket
 from gateway.core.costmodel import OTHER_ROLE, ROLES, Role
 from gateway.core.learner import Learner
 from gateway.core.policy import Decision, Estimates, PolicyInput, decide
@@ -33,11 +33,12 @@ from gateway.settings import Settings
 
 _log = logging.getLogger("specgate.router")
 MixKey = tuple[str, str, int, bool]  # (class, temperature bucket, max_tokens, whether the client set it)
+MigrationPlan = Callable[[str, Role], rg.MovePlan]  # (group, to) -> what a switch would move (`gateway.migrate`)
 
 REGIME_EVERY = 8  # decisions of a group between two recomputations of its mix ratio ...
 REGIME_EARLY = 16  # ... after its first decisions, each of which recomputes it first (a switch is cheapest early)
-# ... and at most every `regime_min_interval_s`: recomputing the window every eighth decision cost ~5% of a request's
-# CPU at 1,700 requests/s; at the rates where the regime matters 8 decisions take longer than the interval anyway
+# ... and at most every `regime_min_interval_s`: recomputing the mix (up to `regime_window_requests`) every eighth
+# decision cost ~5% of a request's CPU at 1,700 requests/s; where the regime matters 8 decisions take longer anyway
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +134,7 @@ class Router:
         self._totals: dict[str, tuple[dict[Role, float], int]] = {}  # per group: the last mix's totals, its size
         self._hoped: dict[str, dict[Role, float]] = {}  # ... and as hoped (a trial's gain)
         self.prices: dict[str, SwitchPrice] = {}  # per group: the last price of its pending switch
+        self.migration_plan: MigrationPlan | None = None  # live migration: what a switch would move
         if metrics is not None:  # a group that never switched reads 0 switches, not no data
             for group in self.regimes:
                 metrics.child(metrics.regime_switches, group)
@@ -157,6 +159,7 @@ class Router:
             prefill_s_per_token={role: lrn.prefill_s_per_token(role) for role in ROLES},
             speculative_observations=lrn.speculative_observations(task_class, bucket),
             bucket_speculative_observations=lrn.bucket_speculative_observations(bucket),
+            step_observations={role: lrn.step_observations(role) for role in ROLES},
         )
 
     def route(self, view: RequestView, request_id: str, exclude: frozenset[Backend] = frozenset(),
@@ -229,8 +232,7 @@ class Router:
             self._update_regime(group, self.group_decisions[group], _recent(f, task_class, bucket, load))
 
     def _note(self, group: str, recent: _Recent) -> None:
-        """Remember the request in its group's mix; every few decisions recompute the group's regime, and take
-        a pending switch as soon as it is free or pays (priced at every decision while pending)."""
+        """Remember the request in its group's mix; recompute the regime every few decisions (pending: each)."""
         self.recent[group].append(recent)
         n = self.group_decisions[group] = self.group_decisions[group] + 1
         if n >= REGIME_EARLY:
@@ -248,7 +250,8 @@ class Router:
             self._mixed_at[group] = now
             mean_load = self._mean_load(group)
             ratio, evidence = (rg.capped_ratio(r, mean_load, cfg) for r in self._mix_ratio(group, extra, mean_load))
-            after = rg.next_regime(before, ratio, now, cfg, evidence, self.learner.speculative_observations_total())
+            seen = sum(map(self.learner.bucket_speculative_observations, TEMPERATURE_BUCKETS))  # acceptance answers
+            after = rg.next_regime(before, ratio, now, cfg, evidence, seen)
             after = rg.leave_large_batch(after, mean_load, now, cfg)
             after = rg.follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)
         price: SwitchPrice | None = None
@@ -273,6 +276,7 @@ class Router:
     def _price(self, group: str, to: Role, horizon: float, now: float, trial: bool = False) -> SwitchPrice:
         """The cost model's price of moving the group's GPU to `to` now (`gateway.core.regime.switch_price`)."""
         leaving, rate = OTHER_ROLE[to], known_rate(self.arrivals[group], now)
+        plan = self.migration_plan(group, to) if self.migration_plan is not None else rg.NO_MOVES
         left = rg.remaining(self.running[group][leaving], round(self._load_of_role(group, leaving)), now)
         totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
         hoped = self._hoped.get(group, totals) if trial else totals
@@ -280,8 +284,8 @@ class Router:
         # `to` will carry the group's arrivals times a request's cost there (Little), or its recent mean load if more;
         little = rate * totals[to] / samples if samples and totals[to] else 0.0  # a trial: Little's (the mean lags)
         models = {role: self.learner.step_model(role) for role in ROLES}
-        price = rg.switch_price(left, models, rg.SWITCH_INTERFERENCE, to, max(self._mean_load(group), little), gain)
-        return price._replace(arriving_load=little)
+        return rg.net_switch_price(left, plan, models, rg.SWITCH_INTERFERENCE, to, max(self._mean_load(group), little),
+                                   gain, self.regime_config.free_drain_s)._replace(arriving_load=little)
 
     def _mix_window(self, group: str, extra: _Recent | None = None) -> tuple[list[MixSample], list[MixKey],
                                                                              dict[MixKey, tuple[float, float, float]]]:
@@ -384,14 +388,10 @@ class Router:
         now = time.monotonic()
         return {g: {"role": r.role, "mix_ratio": r.ratio, "evidence_ratio": r.evidence, "trial": r.trial,
                     "held_s": None if math.isinf(r.since_s) else now - r.since_s, "switches": r.switches,
-                    "pending": r.pending, "probe_worthy": self._probe_worthy_text(g),
+                    "probe_worthy": None if (pw := self.probe_worthy.get(g)) is None else sorted(map("/".join, pw)),
                     "pending_price": None if r.pending is None or g not in self.prices else self.prices[g]._asdict(),
-                    "decisions": self.group_decisions[g], "mix": self._mix_summary(g)}
+                    "pending": r.pending, "decisions": self.group_decisions[g], "mix": self._mix_summary(g)}
                 for g, r in self.regimes.items()}
-
-    def _probe_worthy_text(self, group: str) -> list[str] | None:
-        """The classes a probe may measure in a baseline regime (None: no gate, every class may be probed)."""
-        return None if (w := self.probe_worthy.get(group)) is None else sorted(f"{c}/{b}" for c, b in w)
 
     def _mix_summary(self, group: str) -> dict[str, float] | None:
         """What the group's mix ratio is computed from (`gateway.core.regime.mix_summary`)."""

@@ -80,6 +80,8 @@ class Settings(BaseSettings):
     regime_exception_arrivals: float = Field(0.2, ge=0.0, description="shared GPU: a request leaves the regime (idle or light GPU) only when at most this many of the group's requests are expected to arrive while it runs (its predicted duration x the group's recent arrival rate): they would time-share the GPU with it")
     # --- live migration
     migration: bool = Field(False, description="shared GPU: on a regime switch, move the leaving server's running streams whose predicted remaining time exceeds their re-prefill to the arriving server (aborted there, resumed from the text so far; docs/routing.md)")
+    regime_migration_dwell_s: float = Field(10.0, ge=0.0, description="shared GPU, with SPECGATE_MIGRATION on: the dwell (SPECGATE_REGIME_MIN_DWELL_S) is this instead (a switch migration makes cheap could follow shorter phases of load; 3 s was tried with SPECGATE_REGIME_MIGRATION_FREE_SWITCH and did not pay: results/migration-2026-12-05-b)")
+    regime_migration_free_switch: bool = Field(False, description="shared GPU, with SPECGATE_MIGRATION on: a switch is also free when the requests that would stay after the moves drain within SPECGATE_REGIME_FREE_DRAIN_S and the moves pay for themselves (their prefill again, the arriving server's stall through it and their pace there, below the switch's gain). Off: the cost model underestimates a switch under load by far (family member 45: priced 0.35 s, cost ~18 s), and on 2 of 8 unseen traces this took switches that cost 1.5% and 10% of the trace (results/migration-2026-12-05-b)")
     regime_speculation_max_load: float = Field(16.0, ge=0.0, description="shared GPU: no speculative regime while the GPU's recent mean load (requests running + waiting at each decision) is above this: the batch is already large, and the step models are least reliable there (like vLLM V0's --speculative-disable-by-batch-size and the dynamic-K schedule of deploy/gpu; n-gram paid up to c = 16 on the H200; mixed-high's mean dipped to 21 and a cap of 24 let the regime go speculative there)")
     regime_evidence: bool = Field(False, description="shared GPU (experimental, off): judge the regime on the mix at each class's posterior mean (the evidence) and treat a switch asked for on optimism alone as a trial that ends at once when its own measurements read below the band (docs/routing.md). Off: the regime acts on the optimistic mix, as before. On the generated bursty family it fixed creative-heavy members (1.08x -> 1.00x) but lost structured-heavy ones and the bursty built-in (1.00x -> 1.09x): the posterior means are shrunk toward a pessimistic prior")
     regime_trial_max_load: float = Field(float("inf"), ge=0.0, description="shared GPU: the mix's optimism alone (classes the speculative server has not run, judged above their mean) starts a trial of the speculative server as it would any switch (free, or its gain as hoped paying its price), but free only while the load it commits (the group's arrivals x a request's cost there) is at most this (default: no bound); a trial ends at once when its measured mix reads below the band (docs/routing.md). At 2, trials never made the bets that structured-heavy floods need")
@@ -103,6 +105,7 @@ class Settings(BaseSettings):
     prior_step_per_request_s: float = Field(0.00006, description="prior baseline step-time growth per running request (s; H200, vLLM 0.26, 8B, mixed traffic: 0.066 ms)")
     prior_speculative_step_per_request_s: float = Field(0.00009, description="prior speculative step-time growth per running request (s; the same H200 with n-gram γ = 4: 0.093 ms). The ratio of the two priors is kept when one role borrows the other's measured growth")
     step_slope_tie: float = Field(0.1, ge=0.0, description="how far (relative) one role's step time at batch 1 and growth per running request may differ from the other's scaled by the ratio of their priors (one model on one GPU): a role not yet measured borrows the measured one's, two measured roles keep their own")
+    step_base_tie: float = Field(0.5, ge=0.0, description="as step_slope_tie, for the step time at batch 1 alone: mostly host time (scheduling, the proposer, the rejection sampler), whose share differs by model size (a speculative step took 1.4x the baseline's on the H200 with an 8B target, 2.6x with the 160M target trained there), so the priors' ratio is a weaker guide than for the growth")
     prior_interference_baseline: float = Field(0.2, ge=0.0, le=1.2, description="prior share of a speculative step a baseline step waits for (H200: ~0.15-0.25)")
     prior_interference_speculative: float = Field(1.0, ge=0.0, le=1.2, description="prior share of a baseline step a speculative step waits for (H200: ~0-1.1)")
     prior_prefill_s_per_token: float = Field(0.00004, description="prior prefill time per prompt token (s)")
@@ -267,7 +270,8 @@ class Settings(BaseSettings):
             prior_tokens_per_step=self.prior_tokens_per_step, prior_output_tokens=float(self.default_max_tokens),
             num_speculative_tokens=self.num_speculative_tokens,
             prior_prefill_s_per_token=self.prior_prefill_s_per_token, slope_tie=self.step_slope_tie,
-            prior_tokens_per_step_sd=self.prior_tokens_per_step_sd, prior_sampled_scale=self.prior_sampled_scale)
+            prior_tokens_per_step_sd=self.prior_tokens_per_step_sd, prior_sampled_scale=self.prior_sampled_scale,
+            base_tie=self.step_base_tie)
 
     def rules_config(self) -> RulesConfig:
         return RulesConfig(tuple(self.rules_speculative_classes), self.rules_max_temperature,
@@ -286,7 +290,8 @@ class Settings(BaseSettings):
             thompson=self.thompson_sampling, affinity_tie=self.session_affinity_tie)
 
     def regime_config(self) -> RegimeConfig:
-        return RegimeConfig(self.regime_switch_margin, self.regime_min_dwell_s, self.externality_weight,
+        dwell = self.regime_migration_dwell_s if self.migration else self.regime_min_dwell_s
+        return RegimeConfig(self.regime_switch_margin, dwell, self.externality_weight,
                             self.regime_decisive_margin, self.regime_free_drain_s, self.regime_switch_cost_factor,
                             self.regime_speculation_max_load, self.regime_trial_max_load,
                             self.regime_trial_min_observations)

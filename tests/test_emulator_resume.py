@@ -71,3 +71,30 @@ async def test_a_resumed_chat_and_completion_continue_the_answer_and_prefill_it_
                     extra_headers=head, extra_body={"continue_final_message": True, "add_generation_prompt": True})
             assert "Cannot set both `continue_final_message` and `add_generation_prompt` to True." in str(info.value)
             await client.close()
+
+
+@pytest.mark.parametrize("written", [0, 1, 3, 7, len(REF)])
+async def test_a_completion_resumed_after_any_text_continues_exactly_there(written: int) -> None:
+    """Regression: the emulator recognised a resumed completion only by at least 8 characters of its reference at
+    the end of the prompt, so one moved earlier was answered with the whole reference again (the text doubled and
+    the request ran as long again: slower than vLLM, which just continues). The servers of a GPU remember each
+    request's first prompt, so the text after it is the partial answer, however short; after all of the reference
+    the answer is only its end (vLLM's model would stop there too)."""
+    prompt = "Q: total per customer?\nA:"  # ends with no space: the reference's first character is one
+    ref = " " + REF
+    async with EmulatedPair(time_scale=FAST) as pair:
+        pair.register_references({"w": ref})
+        first = openai.AsyncOpenAI(base_url=pair.baseline_url + "/v1", api_key="x", max_retries=0, timeout=30)
+        other = openai.AsyncOpenAI(base_url=pair.speculative_url + "/v1", api_key="x", max_retries=0, timeout=30)
+        head = {"x-request-id": "w"}
+        whole = await first.completions.create(model="specgate-emu", prompt=prompt, temperature=0,
+                                                extra_headers=head)
+        assert whole.choices[0].text == ref
+        rest = await other.completions.create(model="specgate-emu", prompt=prompt + ref[:written], temperature=0,
+                                              extra_headers=head)  # resumed on the other server of the GPU
+        assert ref[:written] + rest.choices[0].text == ref
+        assert rest.choices[0].finish_reason == "stop"
+        assert rest.usage is not None and whole.usage is not None
+        assert rest.usage.completion_tokens <= whole.usage.completion_tokens  # not the whole reference again
+        await first.close()
+        await other.close()

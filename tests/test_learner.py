@@ -187,6 +187,24 @@ def test_a_burst_queue_does_not_teach_prefill_speed() -> None:
     assert lrn.prefill_s_per_token("baseline") > 2 * prior
 
 
+def test_prefill_speed_is_learned_net_of_the_queue_the_request_waited_behind() -> None:
+    """Seen on Mooncake's 12-14k-token prompts (2 + 2 fleet): a prompt sent while another's prefill was still
+    running waited for it, and read as its own prefill the learned speed came out 2-3x the emulator's
+    (5-7.5e-5 s a token against ~2.5e-5). With the queued tokens the decision priced, the true speed is learned."""
+    true_s = 2.5e-5
+    for queued in (0.0, 8000.0):
+        lrn = learner()
+        for _ in range(80):  # 10k-token prompts behind `queued` tokens of another's prompt
+            ttft = true_s * (10000 + 8000) + 0.005
+            lrn.observe(dataclasses.replace(obs("baseline", 201, 201, ttft + 200 * 0.005, ttft=ttft, prompt=10000,
+                                                load_self=2), queued_prefill_tokens=queued))
+        learned = lrn.prefill_s_per_token("baseline")
+        if queued:
+            assert learned == pytest.approx(true_s, rel=0.1)
+        else:  # what the learner read before: the wait as prefill
+            assert learned > 1.5 * true_s
+
+
 def test_shared_steps_do_not_teach_the_own_step_model() -> None:
     """Seen on the emulated bursty trace: baseline steps taken while the speculative server ran a large batch
     were charged to the baseline's own speed (75.7 ms per step against a true ~20 ms). Shared steps teach κ."""
@@ -406,3 +424,30 @@ def test_one_long_response_does_not_set_its_buckets_level_for_unseen_classes() -
     lrn.observe(obs("speculative", 192, 55, 0.5, cls="structured"))
     assert lrn.tokens_per_step("structured", "greedy") > 2.5  # its own class learns from it
     assert lrn.tokens_per_step("chat", "greedy") < 1.9  # others of the bucket barely
+
+
+def test_a_measured_role_keeps_its_own_step_at_batch_one_when_the_priors_ratio_is_wrong() -> None:
+    """The trained 160M pair on the H200: a speculative step took 2.6x a baseline step, not the priors' 1.5x. Once
+    the baseline has responses of its own, its step at batch 1 follows them, not the speculative server's scaled
+    by the priors' ratio (with 10% room, 16 baseline responses at 2.0 ms read ~3.3 ms)."""
+    lrn = learner()
+    spec_step, base_step = 2.6 * 0.002, 0.002
+    for i in range(60):
+        lrn.observe(obs("speculative", 201, 201, 0.02 + 200 * spec_step, load_self=1 + i % 2))
+    for _ in range(16):
+        lrn.observe(obs("baseline", 201, 201, 0.02 + 200 * base_step, load_self=1))
+    assert lrn.step_observations("baseline") == 16
+    assert lrn.step_model("baseline").base_s == pytest.approx(base_step, rel=0.25)
+    assert lrn.step_model("speculative").base_s == pytest.approx(spec_step, rel=0.15)
+
+
+def test_a_warm_up_response_teaches_the_step_only_as_an_upper_bound() -> None:
+    """A server's first responses (compiles, cold caches) can only overstate its step: one that reads faster than
+    the fit moves it (the trained 160M pair's two baseline responses before the regime's first switch were warm-up,
+    and the baseline stayed guessed at twice its real step); one that reads slower teaches nothing."""
+    fast, slow = learner(), learner()
+    for _ in range(2):
+        fast.observe(obs("baseline", 201, 201, 0.02 + 200 * 0.002, warmup=True))
+        slow.observe(obs("baseline", 201, 201, 0.02 + 200 * 0.02, warmup=True))
+    assert fast.step_model("baseline").base_s < 0.8 * PRIORS["baseline"].base_s
+    assert slow.step_model("baseline") == PRIORS["baseline"]

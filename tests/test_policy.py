@@ -14,6 +14,7 @@ from gateway.core.classify import CLASSES, classify, temperature_bucket
 from gateway.core.classify import features as extract
 from gateway.core.costmodel import CoRunner, RequestShape, Role, StepModel, predict
 from gateway.core.policy import (
+    BASELINE_PROBES,
     POLICY_NAMES,
     Candidate,
     Decision,
@@ -361,6 +362,17 @@ def test_thompson_sampling_explores_an_uncertain_class_and_stops_once_it_is_know
     assert known_bad == 0.0 and known_good == 1.0
 
 
+def test_a_thompson_pick_predicts_with_the_posterior_mean() -> None:
+    """A speculative server chosen on an optimistic sample is predicted at the mean acceptance: the sample that won
+    is high by selection, and predicting with it read speculative requests' latency systematically fast."""
+    f = extract(request_view(CHAT, chat("Return JSON", temperature=0, max_tokens=256)), CFG)
+    inp = _inp(f, "structured", tps=1.2, sd=0.6, output=256)
+    lucky = _decide("adaptive", dataclasses.replace(inp, sample_draw=0.999))
+    assert lucky.role == "speculative"
+    expected = predict(RequestShape(f.prompt_tokens, 256, 1.2), 0, SPEC, 0.8, 0.00004, (), 0.0, stall=True)
+    assert lucky.predicted_e2e_s == pytest.approx(expected.e2e_s)
+
+
 def test_no_acceptance_with_equal_load_goes_baseline() -> None:
     f = extract(request_view(CHAT, chat("Return JSON", temperature=0)), CFG)
     for load in (0, 4, 16, 64):
@@ -432,3 +444,30 @@ def test_scoring_only_the_candidates_that_can_win_changes_no_decision(
     given = dataclasses.replace(inp, scoring=scoring_candidates(inp.candidates, inp.regimes, ADAPTIVE.exception_load))
     for policy in ("clairvoyant", "adaptive"):
         assert decide(policy, given, RULES, ADAPTIVE) == decide(policy, inp, RULES, ADAPTIVE)
+
+
+def test_an_unmeasured_baseline_beside_a_speculative_regime_is_measured_on_an_idle_gpu() -> None:
+    """The trained 160M pair on the H200 (2026-12-05): the regime went speculative at the third request, the baseline
+    was never sent another, its step stayed borrowed from the speculative server's at the 8B priors' ratio (twice
+    its real step), and adaptive read 1.7x the baseline alone. An idle GPU's request goes to the unmeasured baseline
+    until its step is measured; never on a busy GPU, nor when requests will arrive during it (a shared step teaches
+    interference, and slows the batch)."""
+    f = extract(request_view(CHAT, chat("Return JSON", temperature=0, max_tokens=64)), CFG)
+
+    def on(spec_load: int, seen: dict[Role, int] | None, rate: float = 0.0) -> Decision:
+        inp = _inp(f, "structured", spec_load=spec_load, tps=4.0, output=64, shared=True, regime="speculative")
+        inp = dataclasses.replace(inp, arrival_rates={"gpu0": rate})
+        if seen is not None:
+            assert inp.estimates is not None
+            inp = dataclasses.replace(inp, estimates=dataclasses.replace(inp.estimates, step_observations=seen))
+        out = decide("adaptive", inp, RULES, ADAPTIVE)
+        assert out is not None
+        return out
+
+    probe = on(0, {"baseline": 0, "speculative": 40})
+    assert probe.role == "baseline" and probe.reason == "explore"
+    assert on(1, {"baseline": 0, "speculative": 40}).role == "speculative"  # a busy GPU: no probe
+    assert on(0, {"baseline": BASELINE_PROBES, "speculative": 40}).role == "speculative"  # measured: no more
+    assert on(0, None).role == "speculative"  # a caller that does not say: as before
+    # requests arriving during it would share its steps (teaching interference, not the step): no probe
+    assert on(0, {"baseline": 0, "speculative": 40}, rate=1000.0).role == "speculative"

@@ -4,6 +4,7 @@ request's prefill imposes on the batch already there (`costmodel.predict(stall=T
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import aiohttp
@@ -126,6 +127,18 @@ def test_long_prompts_balance_prefill_tokens_not_request_counts() -> None:
     assert d is not None and d.backend == "baseline-1"
 
 
+def test_the_decision_says_how_much_prefill_it_priced_ahead_of_the_request() -> None:
+    """`Decision.queued_tokens` is the queue the chosen server's prediction drained (the learner nets it out of the
+    request's time to first token); none on a shared GPU."""
+    fleet = (Candidate("baseline-0", "baseline", "g0", 1.0, (), ((0.1, 13000),)),)
+    d = decide("adaptive", _input(13000, fleet), RULES, CFG)
+    assert d is not None and d.queued_tokens == pytest.approx(13000 - 0.1 / 2.5e-5)
+    pair = (Candidate("baseline-0", "baseline", "gpu0", 2.0, (("speculative", 0.0),), ((0.0, 30000),)),
+            Candidate("speculative-0", "speculative", "gpu0", 0.0, (("baseline", 2.0),)))
+    d = decide("adaptive", _input(1400, pair, regimes={"gpu0": "baseline"}), RULES, CFG)
+    assert d is not None and d.queued_tokens == 0.0
+
+
 def test_piling_onto_the_faster_role_stops_where_its_batch_costs_more_than_speculation_loses() -> None:
     """A chat request the speculative server is slower for (1.6 tokens a step at 1.8× the step): to a quiet
     baseline, but not to a baseline running 12 requests while a speculative server idles (cause 1)."""
@@ -176,3 +189,39 @@ async def test_the_gateway_queues_each_prompt_where_it_sent_it_and_forgets_it_wh
             assert all(not b.sent and b.inflight == 0 for b in pool.backends)
         finally:
             await gw.runner.cleanup()
+
+
+def test_requests_other_clients_left_waiting_join_the_prefill_queue() -> None:
+    """`vllm:num_requests_waiting` counts every client's requests; those beyond this process's own in flight are
+    others', and wait for their prefill ahead of ours: priced at this process's mean prompt there, a server with
+    three foreign 12k-token prompts waiting is not where the next long prompt goes."""
+    from gateway.backends import BackendPool
+    from gateway.core.learner import Learner
+    from gateway.core.vllm_metrics import VllmSnapshot
+    from gateway.metrics import Metrics
+    from gateway.router import Router
+    from gateway.settings import Settings
+
+    s = Settings(backends=["baseline=http://127.0.0.1:9@g0", "baseline=http://127.0.0.1:10@g1"], prefix_aware=False)
+    router = Router(s, BackendPool(s, Metrics()), Learner(s.learner_config()))
+    pool = router.pool
+    busy, quiet = pool.backends
+    now = time.monotonic()
+    for b in (busy, quiet):  # each served a 12k-token prompt before (the mean prompt this process sends there)
+        pool.acquire(b, 12000)
+        pool.release(b)
+    ours = dict((c.name, c) for c in router.view.candidates(now, frozenset()))
+    assert not ours[busy.name].queued  # nothing in flight, no scrape: no queue
+    busy.snapshot, busy.scraped_load, busy.scraped_at = VllmSnapshot(running=1, waiting=3), 4.0, now
+    busy.dispatched_at_scrape, busy.completed_at_scrape = busy.dispatched, busy.completed
+    quiet.snapshot, quiet.scraped_load, quiet.scraped_at = VllmSnapshot(running=0, waiting=0), 0.0, now
+    quiet.dispatched_at_scrape, quiet.completed_at_scrape = quiet.dispatched, quiet.completed
+    seen = dict((c.name, c) for c in router.view.candidates(now, frozenset()))
+    assert seen[busy.name].queued == ((0.0, 36000),)
+    assert not seen[quiet.name].queued
+    pool.acquire(busy, 12000)  # and one of ours: it may be among the waiting, which counts only those beyond it
+    busy.snapshot = VllmSnapshot(running=1, waiting=4)
+    assert sorted(t for _, t in router.view.candidates(now, frozenset())[0].queued) == [12000, 36000]
+    view = request_view(CHAT, {"model": "m", "max_tokens": 64, "messages": [{"role": "user", "content": "w " * 9000}]})
+    routed = router.route(view, "r1")
+    assert routed is not None and routed.decision.backend == quiet.name

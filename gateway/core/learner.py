@@ -4,21 +4,16 @@
   speculative response (completion tokens / content chunks: each vLLM chunk is one engine step), shrunk
   toward the temperature bucket, then toward the prior (or the backend-wide tokens per step from the scraped
   `vllm:` counter deltas, where that is lower), with a posterior spread for Thompson sampling;
-- output tokens per (class, temperature bucket): the natural length in log space (one observation moves it
-  by at most a factor of two), and the fraction of `max_tokens` used (also in log space), learned only from
-  requests whose `max_tokens` is within reach of the natural length (a client cannot shrink everyone's prediction by
-  asking for 32,000 tokens and stopping at ten);
+- output tokens per (class, temperature bucket): the natural length in log space (one observation moves it at most
+  2x), and the fraction of `max_tokens` used, learned only where `max_tokens` is within reach of the natural length;
 - step time vs load per role (`StepModel`), fitted by recursive least squares with forgetting on
   features [1, load_self] from steps no co-runner shared, and κ, the share of a co-runner's step that a step
   waits for, from the steps one did share. Each observed step is clipped to a factor of three of the
-  current model, and observations flagged as warm-up (a backend's first requests after it started) are
-  not used for timing: one cold-start outlier cannot decide;
+  current model; a warm-up response (a backend's first after it started) teaches it only as an upper bound;
 - prefill seconds per prompt token, per role (also clipped), learned only from requests that started on a quiet
-  GPU (`PREFILL_QUIET_LOAD`): under a burst the time to first token is mostly the wait behind other prefills, and
-  read as prefill speed it makes the role carrying the traffic look slow at reading prompts (seen on an H200 at
-  c = 48: the baseline's learned prefill rose to 3.4x the speculative server's, the same model on the same GPU).
-  From the same requests, a line through time to first token against prompt length (`StepFit` on [1, prompt
-  tokens]): its slope is what one more prompt token costs, without the fixed costs every request pays once.
+  GPU (`PREFILL_QUIET_LOAD`): under a burst time to first token is mostly the wait behind other prefills (on an
+  H200 at c = 48 the baseline's learned prefill rose to 3.4x the speculative server's, the same model and GPU).
+  From the same requests, a line through time to first token on [1, prompt tokens]: its slope is a token's cost.
 Every estimate starts at a prior and forgets old observations geometrically (`forgetting` per update).
 """
 
@@ -77,6 +72,7 @@ class LearnerConfig:
     prior_tokens_per_step_sd: float  # spread of the acceptance prior, in tokens per step
     # the prior's gain over one token a step, and its spread, scaled by this for the sampled ("high") bucket
     prior_sampled_scale: float = 1.0
+    base_tie: float = 0.5  # the same for the step at batch 1 (host time, which differs by model: see stepfit)
 
 
 @record
@@ -103,6 +99,7 @@ class Observation:
     cached_tokens: int = 0
     family: int | None = None  # its prompt's family (`core.acceptance_cells.family_of`)
     temperature: float = 0.0
+    queued_prefill_tokens: float = 0.0  # others' prompt tokens priced as queued ahead of it (`Decision.queued_tokens`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,8 +145,8 @@ class Learner:
         # time to first token (less one step) on [1, prompt tokens]: the slope is a prompt token's marginal cost
         self._prefill_line = {role: StepFit.from_prior(StepModel(config.priors[role].base_s,
                                                                  config.prior_prefill_s_per_token)) for role in ROLES}
-        self._fitted = {role: fit.model() for role, fit in self._steps.items()}  # what observations are read with
-        self._models = tied_models(self._steps, config.slope_tie, config.priors)  # what predictions use
+        self._fitted = {role: fit.model() for role, fit in self._steps.items()}  # observations read these, predictions
+        self._models = tied_models(self._steps, config.slope_tie, config.priors, config.base_tie)  # read these
         self._interference = {role: Ewma(config.prior_interference[role]) for role in ROLES}
         # the decision path reads these every request; they change only in `observe`
         self._kappa = {role: self._shrunk_interference(role) for role in ROLES}
@@ -230,13 +227,13 @@ class Learner:
                 return max(1.0, math.exp(min(frac.shrunk(0.0, 1.0), 0.0)) * max_tokens)
         return max(1.0, min(natural, float(max_tokens)))
 
-    def speculative_observations_total(self) -> int:
-        """Acceptance observations of the speculative server so far, over every bucket."""
-        return sum(est.count for est in self._bucket_tokens_per_step.values())
-
     def bucket_speculative_observations(self, bucket: str) -> int:
         est = self._bucket_tokens_per_step.get(bucket)
         return 0 if est is None else est.count
+
+    def step_observations(self, role: Role) -> int:
+        """Responses that taught `role`'s own step model (0: it is borrowed from the other role's, or its prior)."""
+        return self._steps[role].count
 
     def speculative_observations(self, task_class: str, bucket: str) -> int:
         est = self._tokens_per_step.get((task_class, bucket))
@@ -260,6 +257,7 @@ class Learner:
             self.per_request.observe_acceptance(obs.task_class, obs.bucket, obs.prompt_tokens, obs.completion_tokens,
                                                 steps, estimate, obs.family, obs.temperature)
         if obs.warmup:
+            self._observe_warmup_step(obs, steps)
             return
         step = None
         if steps is not None and steps >= 3 and obs.e2e_s > obs.ttft_s:
@@ -270,18 +268,9 @@ class Learner:
 
     def _decode_s(self, obs: Observation) -> float:
         """The request's decode time without the prefill of requests that arrived during it (chunked prefill runs
-        other prompts inside its steps). Left in, that work grows with the load, because busy traffic arrives
-        faster: it steepened the step's fitted growth and lowered its intercept (mixed-phases: 4.7 ms + 0.37 ms a
-        request against the emulator's 6.54 + ~0.07), so a quiet GPU looked cheaper on the speculative server than
-        it is. A chunk inside a step costs its tokens' marginal time (the prefill line's slope), not the mean per
-        token, which also holds each request's fixed costs: charged at the mean (3.5e-5 s a token against
-        ~1.6e-5), the correction flattened the speculative server's growth to 0 (the emulator's: ~0.08 ms).
-        A chunk also rides on a step that reads the weights anyway: a step costs max(weights' read, the chunk's
-        compute), so each chunk adds only what its compute takes beyond one step at batch 1 (the baseline's, whose
-        step is that read plus little host time). Charged in full, the 600-token prompts of mixed-phases' busy phase
-        were taken out at ~16 ms each where the emulator's step grows ~10 ms: the fitted growth came out at 0.026 ms
-        a request against the emulator's 0.081 (now 0.055-0.082; the step there is still ~8% under, an open bias).
-        At most `PREFILL_SHARE_MAX` of the decode is taken out, whatever the estimate says."""
+        other prompts inside its steps; left in, that work grows with the load and bent the step's fit): each chunk
+        at a prompt token's marginal cost beyond the step it rides on, at most `PREFILL_SHARE_MAX` of the decode.
+        Why each part, with the numbers that showed it: docs/routing.md, "The learner"."""
         decode = obs.e2e_s - obs.ttft_s
         if obs.prefill_during_decode <= 0:
             return decode
@@ -310,6 +299,16 @@ class Learner:
         self._bucket_tokens_per_step.setdefault(bucket, Ewma(self.config.prior_tokens_per_step)).update(
             tps, f, w=min(weight, 1.0))
 
+    def _observe_warmup_step(self, obs: Observation, steps: int | None) -> None:
+        """A warm-up response (compiles, cold caches) can only overstate the step: it teaches it only where it reads
+        faster than the fit, an upper bound. The trained 160M pair (H200, 2026-12-05): its two baseline responses
+        before the regime's first switch were warm-up, so the baseline stayed guessed at twice its real step."""
+        if steps is None or steps < 3 or obs.e2e_s <= obs.ttft_s or any(load > 0 for _, load in obs.co_runners):
+            return
+        observed = self._decode_s(obs) / (steps - 1)
+        if observed < self._fitted[obs.role].own_s(obs.load_self):
+            self._observe_step(obs, observed)
+
     def _co_runners(self, obs: Observation) -> list[CoRunner]:
         return [CoRunner(self._fitted[role], load, 0.0) for role, load in obs.co_runners]
 
@@ -328,14 +327,16 @@ class Learner:
             observed = _clip(observed, own)
             self._steps[role].update(obs.load_self, observed, f)
             self._fitted[role] = self._steps[role].model()
-            self._models = tied_models(self._steps, self.config.slope_tie, self.config.priors)
+            self._models = tied_models(self._steps, self.config.slope_tie, self.config.priors, self.config.base_tie)
         return observed
 
     def _observe_prefill(self, obs: Observation, step: float | None) -> None:
         role = obs.role
         if step is None:
             step = step_s(self._fitted[role], obs.load_self, self._co_runners(obs), self._kappa[role])
-        prompt = obs.prompt_tokens - obs.cached_tokens  # what its prefill read
+        # its own uncached prompt and those queued ahead of it: else the wait read as slow prefill (mooncake-a, 2 + 2:
+        # 5e-5 s a token against the emulator's ~2.5e-5, TTFT predicted 1.24 s against 0.71 s observed)
+        prompt = obs.prompt_tokens - obs.cached_tokens + max(obs.queued_prefill_tokens, 0.0)
         first = max(obs.ttft_s - step, 0.0)
         self._prefill[role].update(_clip(first / prompt, self._prefill_s[role]), self.config.forgetting)
         self._prefill_s[role] = self._shrunk_prefill(role)
@@ -389,7 +390,7 @@ FRACTION_REACH = 8.0  # a max_tokens above this many times the natural length sa
 
 def _plausible(obs: Observation) -> bool:
     """Every time and load finite and not negative, every count not negative."""
-    reals = (obs.ttft_s, obs.e2e_s, obs.load_self, *(load for _, load in obs.co_runners))
+    reals = (obs.ttft_s, obs.e2e_s, obs.load_self, obs.queued_prefill_tokens, *(load for _, load in obs.co_runners))
     counts = (obs.prompt_tokens, obs.completion_tokens, obs.steps or 0, obs.prefill_during_decode,
               obs.prefills_during_decode)
     return all(math.isfinite(x) and x >= 0 for x in reals) and all(n >= 0 for n in counts)

@@ -75,6 +75,7 @@ class Estimates:
     tokens_per_step_sd: float = 0.0
     speculative_observations: int = 0  # of this request's (class, temperature bucket)
     bucket_speculative_observations: int = 0  # of its temperature bucket, over all classes
+    step_observations: Mapping[Role, int] = field(default_factory=dict)  # responses behind each role's step model
 
 
 @record
@@ -109,6 +110,8 @@ class Decision:
     predicted_e2e_s: float | None = None
     predicted_ttft_s: float | None = None
     ratio: float | None = None  # predicted cost on the best baseline / on the best speculative backend
+    output_tokens: float | None = None  # the output length the prediction assumed (logged: its error's share)
+    queued_tokens: float = 0.0  # prompt tokens priced as queued ahead of it on its server (the learner nets them out)
 
 
 def _least_loaded(candidates: Sequence[Candidate]) -> Candidate:
@@ -160,6 +163,11 @@ def predict_on(c: Candidate, est: Estimates, prompt_tokens: int, tokens_per_step
                        est.interference[c.role], prefill, co)
     return predict(RequestShape(prompt_tokens, est.output_tokens, tps), c.load, est.step_models[c.role],
                    est.interference[c.role], prefill, co, queued_prefill_tokens(c.queued, prefill), stall=True)
+
+
+def _queued(c: Candidate, est: Estimates) -> float:
+    """The prompt tokens `predict_on` priced as queued ahead of a request on `c` (none on a shared GPU)."""
+    return 0.0 if c.co_runners else queued_prefill_tokens(c.queued, est.prefill_s_per_token[c.role])
 
 
 def _idle_gpu(c: Candidate) -> bool:
@@ -218,6 +226,11 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     if probe is not None:
         pick, reason = probe, "explore"
     _, chosen, pred = pick
+    if chosen.role == "speculative" and not chosen.shared and sampled != est.tokens_per_step:
+        # chosen on a Thompson sample; what it is expected to take is the posterior mean's (the sample that won is
+        # optimistic by selection, and the prediction is what the learner and the logs compare with the outcome)
+        pred = predict_on(chosen, est, prompt - cached.get(chosen.name, 0) if cached else prompt,
+                          est.tokens_per_step)
     detail = f"{reason} {_ratio_text(ratio)} on speculative, {chosen.name}@{chosen.group}"
     detail += cache_text(cached.get(chosen.name, 0), prompt, inp.affinity == chosen.name)
     mix = inp.regime_ratios.get(chosen.group)
@@ -226,7 +239,8 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     pending = inp.regime_pending.get(chosen.group)
     if pending is not None:
         detail += f", to {pending} when free"
-    return Decision(chosen.name, chosen.role, reason, detail, pred.e2e_s, pred.ttft_s, ratio)
+    return Decision(chosen.name, chosen.role, reason, detail, pred.e2e_s, pred.ttft_s, ratio, est.output_tokens,
+                    _queued(chosen, est))
 
 
 def _exception_pays(inp: PolicyInput, cfg: AdaptiveConfig, pick: Scored, gain: float) -> bool:
@@ -249,7 +263,9 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
     (and at a higher regret) while its temperature bucket has fewer than `explore_min_observations`
     speculative observations or its class none, one probe at a time; once measured, only when its GPU is quiet.
     A probe adds observations; it never changes a regime by itself."""
-    if pick[1].role != "baseline" or est.output_tokens > cfg.explore_max_output_tokens or inp.draw >= max(
+    if pick[1].role != "baseline":
+        return _probe_baseline(inp, cfg, est, pick)
+    if est.output_tokens > cfg.explore_max_output_tokens or inp.draw >= max(
             cfg.explore_rate, cfg.explore_unmeasured_rate):
         return None
     unmeasured = (est.bucket_speculative_observations < cfg.explore_min_observations
@@ -283,6 +299,42 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
     return cost, c, p
 
 
+# Responses a baseline's step fit needs to leave its prior: each moves it ~30% of the way (`stepfit`: the prior's
+# variance 0.02 against the noise 0.05), so after 8 about 6% of the prior's error is left (after 3, a third).
+BASELINE_PROBES = 8
+# At most this many of the group's requests expected to arrive during a baseline probe (its predicted duration x the
+# arrival rate): those arrivals co-run with it, slow it and each other, and teach nothing of the step. Without the
+# bound, structured-heavy (h200-ngram, ~4 requests/s) sent 30 probes to get its 8 quiet responses (adaptive 1.28x).
+BASELINE_PROBE_ARRIVALS = 0.5
+
+
+def _probe_baseline(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) -> Scored | None:
+    """A request sent to an idle baseline while its own step time is unmeasured and speculation is chosen instead.
+    Unmeasured, the baseline's step borrows the speculative server's at the ratio of their priors, and that ratio
+    belongs to the model the priors were measured on (H200, 8B: 1.5x): on the 160M target trained on 2026-12-05
+    a speculative step took 2.6x a baseline step, the baseline was guessed at twice its real step time, and the
+    regime stayed speculative at 1.7x the baseline's latency without ever measuring it
+    (deploy/gpu/results/2026-12-05-trained). Only on an idle GPU: a step shared with the speculative server's teaches
+    the interference, not the step (and an idle GPU's probe delays nobody), so every such chance is taken until
+    `BASELINE_PROBES` responses have taught the baseline's step: short requests (`explore_max_output_tokens`) during
+    which few of the group's requests are expected to arrive, within the unmeasured regret cap."""
+    if est.step_observations.get("baseline", BASELINE_PROBES) >= BASELINE_PROBES:
+        return None
+    if est.output_tokens > cfg.explore_max_output_tokens:
+        return None
+    idle = [c for c in inp.candidates if c.role == "baseline" and _idle_gpu(c)]
+    if not idle:
+        return None
+    c = idle[0]
+    p = predict_on(c, est, inp.features.prompt_tokens, est.tokens_per_step)
+    if inp.arrival_rates.get(c.group, 0.0) * p.e2e_s > BASELINE_PROBE_ARRIVALS:
+        return None  # the regime's requests arriving meanwhile share the GPU with it and teach interference instead
+    cost = p.cost(cfg.externality_weight)
+    if cost > cfg.explore_unmeasured_max_regret * pick[0]:
+        return None
+    return cost, c, p
+
+
 def _cached_instead(inp: PolicyInput, cfg: AdaptiveConfig, forced: Decision) -> Decision:
     """One role to choose from: a backend that likely holds part of the prompt (or the session's last, or has less
     prefill queued) when it is predicted cheaper than the least-loaded one."""
@@ -295,9 +347,9 @@ def _cached_instead(inp: PolicyInput, cfg: AdaptiveConfig, forced: Decision) -> 
     c = best[1] if best is not None else next(c for c in inp.candidates if c.name == forced.backend)
     text = cache_text(cached.get(c.name, 0), prompt, inp.affinity == c.name)
     if c.name == forced.backend:
-        return replace(forced, detail=forced.detail + text)
+        return replace(forced, detail=forced.detail + text, queued_tokens=_queued(c, est))
     reason: Reason = "prefix_cache" if text else "prefill_queue"
-    return Decision(c.name, c.role, reason, f"{reason}, {c.name}@{c.group}{text}")
+    return Decision(c.name, c.role, reason, f"{reason}, {c.name}@{c.group}{text}", queued_tokens=_queued(c, est))
 
 
 def decide(policy: PolicyName, inp: PolicyInput, rules: RulesConfig, adaptive: AdaptiveConfig,

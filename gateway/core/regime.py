@@ -22,16 +22,9 @@ or when the mix's predicted saving beyond the band, over the requests of the nex
 regime holds that long anyway), exceeds the predicted cost of co-running the two servers while the old one
 drains. The dwell is in seconds, not decisions: at 12 requests/s sixteen decisions are 1.3 s.
 
-Evidence and hope. The mix is judged twice: at each class's posterior mean acceptance (the *evidence*) and at
-the mean plus `SPECGATE_REGIME_OPTIMISM` posterior sd (the *hope*, which is all a never-measured class has).
-A regime moves on evidence. Hope alone may only start a *trial* of the speculative server, and only when the
-trial is free and cheap to be wrong about: the baseline drains within `free_drain_s` and the load the trial
-commits (the group's arrivals times a request's cost, by Little's law) is at most `trial_max_load`. A trial
-ends at once (no dwell, no price) as soon as the evidence it gathers leaves the band below, and becomes a regime like
-any other once the evidence is past the band. On the generated family of bursty traces every wrong choice
-came from acting on hope: a free moment inside a 7-9 requests/s creative-heavy phase started the speculative
-server on the optimism of classes it had never run (1.08x), and a regime that stayed speculative while its
-optimistic mix sat inside the band (0.96-1.0) against a measured 0.8-0.85 (1.04-1.06x).
+Evidence and hope (`SPECGATE_REGIME_EVIDENCE`, off by default): the mix judged also at each class's posterior mean;
+the regime moves on that evidence, and optimism alone only starts a *trial* that ends at once, unpriced, when its own
+measurements read below the band (docs/routing.md; `results/one-gpu-2026-12-05-c/`).
 """
 
 from __future__ import annotations
@@ -297,24 +290,75 @@ SWITCH_INTERFERENCE: Mapping[Role, float] = {"baseline": 1.0, "speculative": 1.0
 
 
 def switch_price(left: Sequence[float], models: Mapping[Role, StepModel], interference: Mapping[Role, float],
-                 to: Role, arriving_load: float, gain_s: float) -> SwitchPrice:
+                 to: Role, arriving_load: float, gain_s: float, *, reprefill_s: float = 0.0,
+                 moved_extra_s: float = 0.0) -> SwitchPrice:
     """The cost model's price of switching the GPU to `to` now. The leaving server's requests, with `left` seconds
     to go, each stretch by κ_leaving · own_to(L) / own_leaving(its load) while `to` runs its L requests; those
     L requests each stretch by κ_to · own_leaving(mean load while draining) / own_to(L) for the drain (its
     longest request). `arriving_load`: the load `to` will carry (the router: the group's arrival rate times a
-    request's cost there, by Little's law, or its recent mean load if more; infinite while the rate is unknown)."""
+    request's cost there, by Little's law, or its recent mean load if more; infinite while the rate is unknown).
+    With live migration (`net_switch_price`; `left` is then only the requests that stay): `reprefill_s`, the summed
+    prefill on `to` of the requests that move there, which `to`'s L requests stall through (a bound: chunked prefill
+    shares the steps), and `moved_extra_s`, what moving costs the moved requests themselves
+    (`gateway.core.migration.move_extra_s`: their prefill again and their pace on `to`)."""
+    moved_cost = moved_extra_s + (reprefill_s * max(arriving_load, 1.0) if reprefill_s > 0.0 else 0.0)
     if not left:
-        return SwitchPrice(0.0, 0.0, gain_s, arriving_load)
+        return SwitchPrice(0.0, moved_cost, gain_s, arriving_load)
     leaving = OTHER_ROLE[to]
     drain, total = max(left), sum(left)
     if not math.isfinite(arriving_load):  # the arrival rate is not known yet: it may be a flood
         return SwitchPrice(drain, math.inf, gain_s, arriving_load)
     own_leaving, own_to = models[leaving], models[to]
     load_to = max(arriving_load, 1.0)
-    cost = total * interference[leaving] * own_to.own_s(load_to) / own_leaving.own_s(len(left))
+    cost = moved_cost + total * interference[leaving] * own_to.own_s(load_to) / own_leaving.own_s(len(left))
     if drain > 0:
         cost += load_to * drain * interference[to] * own_leaving.own_s(total / drain) / own_to.own_s(load_to)
     return SwitchPrice(drain, cost, gain_s, arriving_load)
+
+
+class MovePlan(NamedTuple):
+    """What live migration would move on a switch now (`gateway.migrate.Migrator.plan`)."""
+
+    moved: int  # running requests it would move
+    reprefill_s: float  # their summed prefill again on the arriving server
+    extra_s: float  # what moving costs them (`gateway.core.migration.move_extra_s`), summed
+
+
+NO_MOVES = MovePlan(0, 0.0, 0.0)
+
+
+def net_switch_price(left: Sequence[float], plan: MovePlan, models: Mapping[Role, StepModel],
+                     interference: Mapping[Role, float], to: Role, arriving_load: float, gain_s: float,
+                     free_drain_s: float) -> SwitchPrice:
+    """`switch_price` with live migration: a switch is also free when what would stay after the moves
+    (`after_migration`) drains within `free_drain_s` and the moves pay for themselves (the stayers' co-running plus
+    what the moved ones cost, their prefill again, which `to`'s requests stall through, and their own slowdown, is
+    below the gain); that net price is returned then. Otherwise the whole price, as without migration: a paid switch
+    must pay with every running request co-running (migration then only makes it cheaper than priced). Seen with
+    the net price used for paid switches too: on a generated trace (family member 42) a switch 5 decisions in,
+    priced at 0.97 s net against a gain of 1.67 s, co-ran with 1 s of structured requests that cannot move and cost
+    ~3 s; and a net price with only the stayers' drain as drain (bursty) took a switch as free that moved two
+    requests which then ran 0.3-0.4 s slower on the arriving server. Even so, free switches this rule took cost 10%
+    and 24% of a trace inside busy phases (members 45 and 53: priced 0.35 s, measured ~18 s), so the router uses it
+    only with SPECGATE_REGIME_MIGRATION_FREE_SWITCH."""
+    whole = switch_price(left, models, interference, to, arriving_load, gain_s)
+    if plan.moved <= 0:
+        return whole
+    stay = after_migration(left, plan.moved)
+    net = switch_price(stay, models, interference, to, arriving_load, gain_s, reprefill_s=plan.reprefill_s,
+                       moved_extra_s=plan.extra_s)
+    return net if max(stay, default=0.0) <= free_drain_s and net.cost_s < gain_s else whole
+
+
+def after_migration(left: Sequence[float], moved: int) -> list[float]:
+    """The leaving server's requests that stay when live migration moves `moved` of them (`SPECGATE_MIGRATION`):
+    `left` less its `moved` longest (the movers are the long ones: a request moves when it ends sooner moved than
+    left to co-run, `gateway.core.migration.moving_pays`; requests that cannot move are not counted in `moved`).
+    With migration, a switch co-runs the two servers only while these drain, and the price of the others is what
+    moving costs (`net_switch_price`)."""
+    if moved <= 0:
+        return list(left)
+    return sorted(left)[:max(len(left) - moved, 0)]
 
 
 def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig) -> RegimeState:

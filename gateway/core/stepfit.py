@@ -73,11 +73,16 @@ class StepFit:
         return self.p[0][0] * scale2, self.p[1][1] * scale2
 
 
-def tied_models(fits: Mapping[Role, StepFit], tie: float, priors: Mapping[Role, StepModel]) -> dict[Role, StepModel]:
+def tied_models(fits: Mapping[Role, StepFit], tie: float, priors: Mapping[Role, StepModel],
+                base_tie: float | None = None) -> dict[Role, StepModel]:
     """Each role's model with its step at batch 1 and its per-request growth each combined, precision-weighted,
     with the other role's scaled by the priors' ratio; what is borrowed counts as uncertain by the other's own
     variance plus (`tie` × the larger value)², the room the ratio is given to differ from the priors'. (The GPU's
-    speed is one for both: a measured speculative server tells how fast the idle baseline beside it would be.)"""
+    speed is one for both: a measured speculative server tells how fast the idle baseline beside it would be.)
+    Once a role has responses of its own, its step at batch 1 gets the wider room `base_tie` (default: `tie`): that
+    step is mostly host time, and the speculative server's extra host time (proposer, rejection sampler) is a larger
+    share of a small model's step (the 160M target trained on 2026-12-05: 2.6x the baseline's step against the 8B's
+    1.4x); with 10% room three baseline responses could not move it off the borrowed 3.5 ms towards its own 2.0 ms."""
     models = {role: fit.model() for role, fit in fits.items()}
     out: dict[Role, StepModel] = {}
     for role, fit in fits.items():
@@ -90,7 +95,8 @@ def tied_models(fits: Mapping[Role, StepFit], tie: float, priors: Mapping[Role, 
                                                                             fits[other].variances_s2())
         base_scale = _ratio(priors[role].base_s, priors[other].base_s)
         slope_scale = _ratio(priors[role].per_request_s, priors[other].per_request_s)
-        base = _combine(own.base_s, own_base_var, theirs.base_s * base_scale, their_base_var * base_scale**2, tie)
+        base = _combine(own.base_s, own_base_var, theirs.base_s * base_scale, their_base_var * base_scale**2,
+                        tie if base_tie is None or fit.count == 0 else base_tie)
         slope = _combine(own.per_request_s, own_slope_var, theirs.per_request_s * slope_scale,
                          their_slope_var * slope_scale**2, tie)
         out[role] = StepModel(base, slope)

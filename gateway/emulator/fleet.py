@@ -67,6 +67,7 @@ class EmulatedFleet(Served):
         self.load_format = load_format
         self.ports = list(ports)
         self.references: dict[str, str] = {}
+        self.prompts: dict[str, str] = {}  # request id -> its first prompt (a resumed completion's own part)
         self.acceptance: dict[str, float] = {}  # request id -> synthetic tokens per step (`register_acceptance`)
         self.servers: list[FleetServer] = []
         self._runners: list[web.AppRunner] = []
@@ -92,7 +93,7 @@ class EmulatedFleet(Served):
         profile = self.profile.with_overrides(spec_schedule=DYNK_SCHEDULE) if dynamic_k else self.profile
         model = model or self.model_name
         return EmulatedServer(role, profile, clock, gpu, self.references, model_name=model,
-                              acceptance=self.acceptance, adapters=self.adapters.get(model, ()),
+                              acceptance=self.acceptance, adapters=self.adapters.get(model, ()), prompts=self.prompts,
                               speculative=speculative, load_format=self.load_format,
                               synthetic_acceptance_length=self.synthetic_acceptance_length if speculative else None)
 

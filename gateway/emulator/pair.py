@@ -39,6 +39,7 @@ class EmulatedPair(Served):
         self.synthetic_acceptance_length = synthetic_acceptance_length
         self.load_format = load_format
         self.references: dict[str, str] = {}
+        self.prompts: dict[str, str] = {}  # request id -> its first prompt (a resumed completion's own part)
         self.acceptance: dict[str, float] = {}  # request id -> synthetic tokens per step (`register_acceptance`)
         self._runners: list[web.AppRunner] = []
         self.baseline_url = ""
@@ -63,6 +64,7 @@ class EmulatedPair(Served):
         self.clock = SimClock(self.time_scale)
         self.gpu = SharedGPU(self.profile.gpu_switch_loss)
         common = {"references": self.references, "acceptance": self.acceptance, "model_name": self.model_name,
+                  "prompts": self.prompts,
                   "load_format": self.load_format}
         self.baseline = EmulatedServer("baseline", self.profile, self.clock, self.gpu, **common)  # type: ignore[arg-type]
         self.speculative = EmulatedServer(

@@ -64,6 +64,9 @@ LLAMA_8B = ModelSpec("llama-8b", params=7.24e9, layers=32, hidden=4096, kv_heads
 LLAMA_8B_FULL_VOCAB = ModelSpec("llama-3.1-8b", params=8.03e9, layers=32, hidden=4096, kv_heads=8, head_dim=128)
 # Llama-3.2-1B's shape, 32000 vocabulary, tied embeddings: 16 x 60.8M + 65.5M = 1.04e9 (~2.1 GB).
 LLAMA_1B = ModelSpec("llama-1b", params=1.04e9, layers=16, hidden=2048, kv_heads=8, head_dim=64)
+# The Llama-shape target trained on the H200 on 2026-12-05 (deploy/gpu/train: 1024 wide, 12 layers, 16 / 4 heads,
+# 12032-token vocabulary; deploy/gpu/results/2026-12-05-trained).
+TRAINED_160M = ModelSpec("trained-160m", params=1.599e8, layers=12, hidden=1024, kv_heads=4, head_dim=64)
 # Llama-3.2-1B with its real vocabulary (1.24e9 params, ~2.5 GB bf16).
 LLAMA_1B_FULL_VOCAB = ModelSpec("llama-3.2-1b", params=1.24e9, layers=16, hidden=2048, kv_heads=8, head_dim=64)
 
@@ -181,6 +184,15 @@ PROFILES: dict[str, Profile] = {
         "h200-ngram-dynk", H200, LLAMA_8B, "ngram", gamma=4, spec_schedule=DYNK_SCHEDULE,
         notes="h200-ngram whose speculative server speculates by batch size (vLLM num_speculative_tokens_per_batch_"
               "size [[1,4,4],[5,16,2],[17,256,0]])",
+    ),
+    # Fitted to the trained pair on the H200 (deploy/gpu/results/2026-12-05-trained, vLLM 0.26, 0.25 of the GPU
+    # each): a 0.3 GB target reads its weights in ~0.1 ms, so a step is host time: baseline TPOT 2.08 ms at low
+    # load (mixed-low, Poisson 1.5/s), the n-gram server 4.05 ms at 1.36 tokens a step (~5.5 ms a step; its host
+    # time replaces the baseline's 1.9 ms).
+    "h200-trained-ngram": Profile(
+        "h200-trained-ngram", H200, TRAINED_160M, "ngram", gamma=4, step_overhead_s=1.9e-3,
+        spec_step_overhead_s=5.3e-3, max_model_len=4096,
+        notes="the 160M target trained on the H200 + n-gram prompt lookup (γ=4), vLLM 0.26: every step is host time",
     ),
     "b200-draft": Profile(
         "b200-draft", B200, LLAMA_8B_FULL_VOCAB, "draft_model", draft=LLAMA_1B_FULL_VOCAB, gamma=4,

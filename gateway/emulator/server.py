@@ -45,6 +45,7 @@ class EmulatedServer:
         load_format: str = "auto",
         acceptance: dict[str, float] | None = None,
         adapters: tuple[str, ...] = (),
+        prompts: dict[str, str] | None = None,
     ) -> None:
         self.role = role
         self.adapters = adapters  # LoRA adapters served beside the base model (listed with `parent`)
@@ -55,6 +56,9 @@ class EmulatedServer:
         self.speculative = speculative
         self.synthetic_acceptance_length = synthetic_acceptance_length
         self.references = references
+        # request id -> the prompt of its first request with a reference (shared by the servers of a GPU): a
+        # completion resumed as that prompt + text so far continues the reference after exactly that text
+        self.prompts: dict[str, str] = {} if prompts is None else prompts
         self.stats = ServerStats()
         self.metrics = EngineMetrics(model_name, speculative, profile.gamma)
         self.engine = Engine(role, profile, clock, gpu, self.metrics, self.stats, speculative)
@@ -171,8 +175,12 @@ class EmulatedServer:
                 param="max_tokens",
             )
         reference = self.references.get(header_id) if header_id else None
-        if reference is not None:  # a resumed request continues the reference where the partial text ends
-            reference = continued_reference(reference, req.partial, req.prompt)
+        if reference is not None and header_id:  # a resumed request continues the reference after the partial text
+            first = self.prompts.setdefault(header_id, req.prompt)
+            partial = req.partial
+            if partial is None and len(req.prompt) > len(first) and req.prompt.startswith(first):
+                partial = req.prompt[len(first):]  # a completion resumed as its prompt + the text so far
+            reference = continued_reference(reference, partial, req.prompt)
         seed = request_seed(req.prompt, reference)
         learned = self._learned(header_id)
         handle = RequestHandle(header_id or uuid.uuid4().hex)

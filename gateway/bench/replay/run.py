@@ -126,7 +126,7 @@ async def run_policy(
     env = {**scaled_priors(config.time_scale), **config.gateway_env, "SPECGATE_POLICY": policy}
     if config.seed is not None:
         env.setdefault("SPECGATE_RANDOM_SEED", str(config.seed + max(repeat - 1, 0)))
-    if policy == "hindsight":
+    if policy == "hindsight" and config.hindsight_map:  # else a map given with --gateway-env (from earlier statics)
         env["SPECGATE_HINDSIGHT_MAP"] = ",".join(f"{k}={v}" for k, v in sorted(config.hindsight_map.items()))
     if policy == "clairvoyant":
         env["SPECGATE_ORACLE_FILE"] = str(write_oracle(items, config.profile, config.work_dir / "oracle.json"))

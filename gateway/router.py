@@ -19,7 +19,7 @@ from gateway.backends import Backend, BackendPool
 from gateway.candidates import CandidateView
 from gateway.core import regime as rg
 from gateway.core.acceptance_cells import family_of
-from gateway.core.classify import Features, classify, features, temperature_bucket
+from gateway.core.classify import TEMPERATURE_BUCKETS, Features, classify, features, temperature_bucket
 from gateway.core.costmodel import OTHER_ROLE, ROLES, Role
 from gateway.core.learner import Learner
 from gateway.core.policy import Decision, Estimates, PolicyInput, decide
@@ -116,7 +116,7 @@ class Router:
         self.group_decisions: dict[str, int] = dict.fromkeys(self.regimes, 0)
         # groups still in their first decisions, in order, with the requests routed since their last decision
         self._early: dict[str, int] = dict.fromkeys(self.regimes, 0)
-        self._fresh_mix: dict[_Recent, float | None] = {}  # per request: the mix ratio of a group with no history
+        self._fresh_mix: dict[_Recent, tuple[float | None, float | None]] = {}  # a group with no history: its mix
         self.arrivals: dict[str, deque[float]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
         self._random = random.Random(settings.random_seed).random
@@ -132,6 +132,7 @@ class Router:
         # per shared group and role: the requests sent there (a pending switch prices the leaving server's drain)
         self.running: dict[str, dict[Role, deque[Running]]] = {g: {r: deque(maxlen=512) for r in ROLES} for g in rs}
         self._totals: dict[str, tuple[dict[Role, float], int]] = {}  # per group: the last mix's totals, its size
+        self._hoped: dict[str, dict[Role, float]] = {}  # ... and as hoped (a trial's gain)
         self.prices: dict[str, SwitchPrice] = {}  # per group: the last price of its pending switch
         self.migration_plan: MigrationPlan | None = None  # live migration: what a switch would move
         if metrics is not None:  # a group that never switched reads 0 switches, not no data
@@ -243,26 +244,27 @@ class Router:
 
     def _update_regime(self, group: str, n: int, extra: _Recent | None) -> None:
         before = after = self.regimes[group]
-        now = time.monotonic()
+        now, cfg = time.monotonic(), self.regime_config
         if extra is not None or (n % REGIME_EVERY == 0
                                  and now - self._mixed_at.get(group, -math.inf) >= self.settings.regime_min_interval_s):
             self._mixed_at[group] = now
             mean_load = self._mean_load(group)
-            ratio = rg.capped_ratio(self._mix_ratio(group, extra, mean_load), mean_load, self.regime_config)
-            after = rg.leave_large_batch(rg.next_regime(before, ratio, now, self.regime_config), mean_load, now,
-                                      self.regime_config)
+            ratio, evidence = (rg.capped_ratio(r, mean_load, cfg) for r in self._mix_ratio(group, extra, mean_load))
+            seen = sum(map(self.learner.bucket_speculative_observations, TEMPERATURE_BUCKETS))  # acceptance answers
+            after = rg.next_regime(before, ratio, now, cfg, evidence, seen)
+            after = rg.leave_large_batch(after, mean_load, now, cfg)
             after = rg.follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)
         price: SwitchPrice | None = None
         if after.pending is not None:
-            horizon = rg.switch_horizon(after, now, self.regime_config)
-            price = self.prices[group] = self._price(group, after.pending, horizon, now)
-            after = rg.settle(after, now, price, self.regime_config)
+            horizon = rg.switch_horizon(after, now, cfg)
+            price = self.prices[group] = self._price(group, after.pending, horizon, now, after.pending_trial)
+            after = rg.settle(after, now, price, cfg)
         if after != before:
             self.regimes[group] = after
             self._regime_views = None
         if after.role != before.role:  # priced, or not (above the load cap, or joining other replicas)
-            log_event(_log, logging.INFO, "regime_switch", group=group, to=after.role, ratio=after.ratio,
-                      decisions=n, price=None if price is None else price._asdict())
+            log_event(_log, logging.INFO, "regime_switch", group=group, to=after.role, ratio=after.ratio, decisions=n,
+                      evidence=after.evidence, trial=after.trial, price=None if price is None else price._asdict())
         if self.metrics is not None:
             m = self.metrics
             m.child(m.regime, group).set(1 if after.role == "speculative" else 0)
@@ -271,18 +273,19 @@ class Router:
             if after.switches != before.switches:
                 m.child(m.regime_switches, group).inc()
 
-    def _price(self, group: str, to: Role, horizon: float, now: float) -> SwitchPrice:
+    def _price(self, group: str, to: Role, horizon: float, now: float, trial: bool = False) -> SwitchPrice:
         """The cost model's price of moving the group's GPU to `to` now (`gateway.core.regime.switch_price`)."""
         leaving, rate = OTHER_ROLE[to], known_rate(self.arrivals[group], now)
         plan = self.migration_plan(group, to) if self.migration_plan is not None else rg.NO_MOVES
         left = rg.remaining(self.running[group][leaving], round(self._load_of_role(group, leaving)), now)
         totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
-        gain = rg.switch_gain(totals, samples, to, rate * horizon, self.regime_config.switch_margin)
-        # the load `to` will carry: the group's arrivals times a request's cost there (Little), or the recent mean load
-        carried = max(self._mean_load(group), rate * totals[to] / samples if samples and totals[to] else 0.0)
+        hoped = self._hoped.get(group, totals) if trial else totals
+        gain = rg.switch_gain(hoped, samples, to, rate * horizon, self.regime_config.switch_margin)
+        # `to` will carry the group's arrivals times a request's cost there (Little), or its recent mean load if more;
+        little = rate * totals[to] / samples if samples and totals[to] else 0.0  # a trial: Little's (the mean lags)
         models = {role: self.learner.step_model(role) for role in ROLES}
-        return rg.net_switch_price(left, plan, models, rg.SWITCH_INTERFERENCE, to, carried, gain,
-                                   self.regime_config.free_drain_s)
+        return rg.net_switch_price(left, plan, models, rg.SWITCH_INTERFERENCE, to, max(self._mean_load(group), little),
+                                   gain, self.regime_config.free_drain_s)._replace(arriving_load=little)
 
     def _mix_window(self, group: str, extra: _Recent | None = None) -> tuple[list[MixSample], list[MixKey],
                                                                              dict[MixKey, tuple[float, float, float]]]:
@@ -311,11 +314,11 @@ class Router:
             load = r.load
             # the requests a wrong choice commits: those running, or those arriving during one request
             committed = max(load, rate * output * (base_s + per_request_s * max(load, 1.0)), 1.0)
-            samples.append(MixSample(r.prompt_tokens, output, mean + z * sd * min(1.0, calm / committed), load))
+            samples.append(MixSample(r.prompt_tokens, output, mean + z * sd * min(1.0, calm / committed), load, mean))
             keys.append(key)
         return samples, keys, known
 
-    def _mix_ratio(self, group: str, extra: _Recent | None, mean_load: float) -> float | None:
+    def _mix_ratio(self, group: str, extra: _Recent | None, mean_load: float) -> tuple[float | None, float | None]:
         fresh = extra is not None and not self.recent[group] and not self.arrivals[group]
         if fresh and extra in self._fresh_mix:  # a fleet's idle groups: the same one-request mix, computed once
             return self._fresh_mix[extra]
@@ -324,14 +327,16 @@ class Router:
             self._fresh_mix[extra] = ratio
         return ratio
 
-    def _mix_ratio_of(self, group: str, extra: _Recent | None, mean_load: float) -> float | None:
-        """The group's mix ratio; for a baseline regime, also the classes worth probing (`probe_worthy`)."""
+    def _mix_ratio_of(self, group: str, extra: _Recent | None, mean_load: float) -> tuple[float | None, float | None]:
+        """The group's mix ratio as hoped and at the evidence; in a baseline regime, the classes worth probing."""
         lrn = self.learner
         samples, keys, known = self._mix_window(group, extra)
         models = {role: lrn.step_model(role) for role in ROLES}
-        w = self.regime_config.externality_weight
-        totals = rg.mix_costs(samples, models, {role: lrn.prefill_s_per_token(role) for role in ROLES}, w)
-        self._totals[group] = (totals, len(samples))
+        w, prefill = self.regime_config.externality_weight, {role: lrn.prefill_s_per_token(role) for role in ROLES}
+        totals = rg.mix_costs(samples, models, prefill, w)
+        on, k = self.settings.regime_evidence, self.settings.regime_evidence_recent_requests  # off: evidence = hope
+        measured = rg.mix_costs(samples, models, prefill, w, evidence=on) if on else totals
+        self._totals[group], self._hoped[group] = (measured, len(samples)), totals  # gains: evidence, trials hope
         if self.regimes[group].role == "baseline" and mean_load <= self.regime_config.speculation_max_load:
             hope_sd = self.adaptive.explore_hope_sd
             self.probe_worthy[group] = rg.worth_probing(
@@ -340,11 +345,11 @@ class Router:
                 models, totals, w, 1.0 + self.regime_config.switch_margin)
         else:  # nothing to gate: no probes go to a speculative regime's GPU, and a large batch gets none anyway
             self.probe_worthy.pop(group, None)
-        return rg.ratio_of(totals) if samples else None
+        ev = rg.evidence_ratio(samples, models, prefill, w, k) if on else None
+        return (rg.ratio_of(totals), ev) if samples else (None, None)
 
     def _mean_load(self, group: str) -> float:
-        loads = [r.load for r in self.recent[group]]
-        return sum(loads) / len(loads) if loads else 0.0
+        return sum(r.load for r in rs) / len(rs) if (rs := self.recent[group]) else 0.0
 
     def _load_of_role(self, group: str, role: Role) -> float:
         now = time.monotonic()
@@ -381,17 +386,12 @@ class Router:
     def state(self) -> dict[str, object]:
         """Regimes of shared GPU groups, for `/admin/state`."""
         now = time.monotonic()
-        return {g: {"role": r.role, "mix_ratio": r.ratio, "held_s": None if math.isinf(r.since_s) else now - r.since_s,
-                    "switches": r.switches, "pending": r.pending,
+        return {g: {"role": r.role, "mix_ratio": r.ratio, "evidence_ratio": r.evidence, "trial": r.trial,
+                    "held_s": None if math.isinf(r.since_s) else now - r.since_s, "switches": r.switches,
+                    "probe_worthy": None if (pw := self.probe_worthy.get(g)) is None else sorted(map("/".join, pw)),
                     "pending_price": None if r.pending is None or g not in self.prices else self.prices[g]._asdict(),
-                    "probe_worthy": self._probe_worthy_text(g),
-                    "decisions": self.group_decisions[g], "mix": self._mix_summary(g)}
+                    "pending": r.pending, "decisions": self.group_decisions[g], "mix": self._mix_summary(g)}
                 for g, r in self.regimes.items()}
-
-    def _probe_worthy_text(self, group: str) -> list[str] | None:
-        """The classes a probe may measure in a baseline regime (None: no gate, every class may be probed)."""
-        worthy = self.probe_worthy.get(group)
-        return None if worthy is None else sorted(f"{c}/{b}" for c, b in worthy)
 
     def _mix_summary(self, group: str) -> dict[str, float] | None:
         """What the group's mix ratio is computed from (`gateway.core.regime.mix_summary`)."""

@@ -119,7 +119,7 @@ def _count_mix_computations(router: Router) -> dict[str, int]:
     visits: dict[str, int] = {}
     inner = router._mix_ratio_of
 
-    def counting(group: str, extra: Any, mean_load: float) -> float | None:
+    def counting(group: str, extra: Any, mean_load: float) -> tuple[float | None, float | None]:
         visits[group] = visits.get(group, 0) + 1
         return inner(group, extra, mean_load)
 

@@ -172,7 +172,7 @@ def test_the_leaving_servers_remaining_work(running: list[Running], count: int, 
 
 def test_the_price_of_a_switch_grows_with_what_is_left_and_with_the_arriving_load() -> None:
     kappa: dict[Role, float] = {"baseline": 0.2, "speculative": 1.0}
-    assert switch_price([], MODELS, kappa, "baseline", 10.0, 1.0) == SwitchPrice(0.0, 0.0, 1.0)
+    assert switch_price([], MODELS, kappa, "baseline", 10.0, 1.0) == SwitchPrice(0.0, 0.0, 1.0, 10.0)
     one = switch_price([0.5], MODELS, kappa, "baseline", 2.0, 0.0)
     many = switch_price([2.0] * 12, MODELS, kappa, "baseline", 2.0, 0.0)
     busier = switch_price([2.0] * 12, MODELS, kappa, "baseline", 12.0, 0.0)
@@ -184,8 +184,8 @@ def test_the_price_of_a_switch_grows_with_what_is_left_and_with_the_arriving_loa
         + 2 * 2.0 * 0.2 * MODELS["speculative"].own_s(12) / MODELS["baseline"].own_s(2)
     assert many.cost_s == pytest.approx(expected)
     unknown = switch_price([0.5], MODELS, kappa, "baseline", math.inf, 3.0)  # the rate of what may be a flood
-    assert unknown == SwitchPrice(0.5, math.inf, 3.0) and settle(next_regime(RegimeState("speculative"), 0.5, 1.0,
-                                                                              CFG), 1.0, unknown, CFG).switches == 0
+    assert unknown == SwitchPrice(0.5, math.inf, 3.0, math.inf)
+    assert settle(next_regime(RegimeState("speculative"), 0.5, 1.0, CFG), 1.0, unknown, CFG).switches == 0
 
 
 def test_the_gain_counts_only_the_saving_beyond_the_band_over_the_horizons_requests() -> None:

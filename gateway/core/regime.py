@@ -21,6 +21,10 @@ switches inside one burst made adaptive 1.32x either static server). So a switch
 or when the mix's predicted saving beyond the band, over the requests of the next `min_dwell_s` seconds (the
 regime holds that long anyway), exceeds the predicted cost of co-running the two servers while the old one
 drains. The dwell is in seconds, not decisions: at 12 requests/s sixteen decisions are 1.3 s.
+
+Evidence and hope (`SPECGATE_REGIME_EVIDENCE`, off by default): the mix judged also at each class's posterior mean;
+the regime moves on that evidence, and optimism alone only starts a *trial* that ends at once, unpriced, when its own
+measurements read below the band (docs/routing.md; `results/one-gpu-2026-12-05-c/`).
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ class RegimeConfig:
     free_drain_s: float  # a pending switch is free when the leaving server's requests finish within this
     switch_cost_factor: float  # ... or pays when its gain exceeds this many times its predicted co-running cost
     speculation_max_load: float  # no speculative regime while the group's recent mean load is above this
+    trial_max_load: float = math.inf  # hope alone starts a free trial only while the load it commits is at most this
+    trial_min_observations: int = 8  # a trial is judged on at least this many acceptance observations of its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +58,12 @@ class RegimeState:
     switches: int = 0
     pending: Role | None = None  # the role the mix asks for, waiting until the switch is free or pays
     pending_since_s: float = 0.0
+    trial: bool = False  # the role was started on hope, not evidence: it ends as soon as the evidence says so
+    pending_trial: bool = False  # the pending switch is asked for on hope alone (taken only free and light)
+    evidence: float | None = None  # the last mix ratio at the posterior means (`ratio` is as hoped)
+    observed: int = 0  # the speculative server's acceptance observations so far, as of the last recomputation
+    trial_observed: int = 0  # ... when the trial started
+    trial_failed: bool = False  # the last trial ended unborne out: hope alone asks for no other until evidence ≥ 1
 
 
 class MixSample(NamedTuple):
@@ -60,8 +72,9 @@ class MixSample(NamedTuple):
 
     prompt_tokens: int
     output_tokens: float
-    tokens_per_step: float
+    tokens_per_step: float  # as judged: the posterior mean, plus optimism while unmeasured (the hope)
     load: float  # the group's requests running + waiting at its decision
+    mean_tokens_per_step: float = 0.0  # the posterior mean alone (the evidence; 0: as judged)
 
 
 def mix_ratio(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
@@ -78,16 +91,18 @@ def ratio_of(totals: Mapping[Role, float]) -> float:
 
 
 def mix_costs(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
-              externality_weight: float) -> dict[Role, float]:
+              externality_weight: float, *, evidence: bool = False) -> dict[Role, float]:
     """Σ predicted cost of the samples with each role alone carrying them (no co-runners): per sample,
     `predict(...).cost(w)` = prefill · P + (steps + 1) · (base + per_request · (L + 1) + w · per_request · L),
     with steps = (O − 1) / T. That is linear in P, in (steps + 1) and in (steps + 1) · L, so the loop only sums
-    those and the models enter once (the regime recomputes this over its whole window every few decisions)."""
+    those and the models enter once (the regime recomputes this over its whole window every few decisions).
+    With `evidence`, each sample at its mean tokens per step (no optimism)."""
     prompts = base_steps = base_steps_load = spec_steps = spec_steps_load = 0.0
     for s in samples:
         load = s.load
         rest = s.output_tokens - 1.0 if s.output_tokens > 1.0 else 0.0
-        tps = s.tokens_per_step if s.tokens_per_step > 1.0 else 1.0
+        tps = s.mean_tokens_per_step if evidence and s.mean_tokens_per_step > 0 else s.tokens_per_step
+        tps = tps if tps > 1.0 else 1.0
         prompts += s.prompt_tokens
         base_steps += rest + 1.0
         base_steps_load += (rest + 1.0) * load
@@ -101,6 +116,19 @@ def mix_costs(samples: Sequence[MixSample], models: Mapping[Role, StepModel], pr
 
     return {"baseline": total("baseline", base_steps, base_steps_load),
             "speculative": total("speculative", spec_steps, spec_steps_load)}
+
+
+def evidence_ratio(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
+                   externality_weight: float, recent: int) -> float:
+    """The mix ratio at the evidence, the lower of the whole window's and its last `recent` requests': the window
+    (64 requests) spans 14 s at 4.5 requests/s and the whole of a light trace, so a phase whose mix favours the
+    baseline showed in it 10 s late (members 6 and 10 of the family: 1.04x and 1.08x, the loss all after the phase
+    change). The lower of the two is conservative toward the baseline, whose cost does not hang on an acceptance
+    estimate: speculation must pay on both the window and its recent requests to be asked for, or to stay."""
+    whole = ratio_of(mix_costs(samples, models, prefill, externality_weight, evidence=True))
+    if recent <= 0 or len(samples) <= recent:
+        return whole
+    return min(whole, ratio_of(mix_costs(samples[-recent:], models, prefill, externality_weight, evidence=True)))
 
 
 K = TypeVar("K", bound=Hashable)
@@ -169,24 +197,42 @@ def leave_large_batch(state: RegimeState, mean_load: float, now: float, cfg: Reg
     return RegimeState("baseline", now, state.ratio, state.switches + 1)
 
 
-def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: RegimeConfig) -> RegimeState:
-    """The regime at time `now` (seconds), given the latest mix ratio: the same role, with a switch pending when
-    the ratio leaves the band after the dwell of `min_dwell_s` (or leaves the decisive band at any time), and no
-    switch pending once the ratio is back inside the band. `settle` takes a pending switch."""
+def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: RegimeConfig,
+                evidence: float | None = None, observed: int = 0) -> RegimeState:
+    """The regime at time `now` (seconds), given the latest mix ratio as hoped (`ratio`) and as measured
+    (`evidence`; None: the same): the same role, with a switch pending when the evidence leaves the band after the
+    dwell of `min_dwell_s` (or leaves the decisive band at any time), a trial of speculation pending when only the
+    hope does, a trial's end pending at once when its evidence falls below the band (judged on
+    `trial_min_observations` of the speculative server's acceptance observations since it started: `observed` counts
+    them; before any, the evidence is the prior that hope alone had already overruled), and no switch pending once the
+    ratio is back inside the band. `settle` takes a pending switch."""
     if ratio is None:
         return state
+    state = replace(state, observed=max(observed, state.observed))
+    ev = ratio if evidence is None else evidence
+    if state.trial and ev > 1.0 + cfg.switch_margin:
+        state = replace(state, trial=False)  # the evidence confirms the trial: a regime like any other
     wanted: Role | None = None
-    decisive = False
-    if state.role == "baseline" and ratio > 1.0 + cfg.switch_margin:
-        wanted = "speculative"
-        decisive = ratio > 1.0 + cfg.decisive_margin
-    elif state.role == "speculative" and ratio < 1.0 / (1.0 + cfg.switch_margin):
+    decisive = trial = False
+    judged = state.observed - state.trial_observed >= cfg.trial_min_observations
+    hoped = ratio > 1.0 + cfg.switch_margin and (not state.trial_failed or ev >= 1.0)  # a failed trial's hope was
+    if state.role == "baseline" and (ev > 1.0 + cfg.switch_margin or hoped):  # tested: the evidence speaks now
+        wanted, trial = "speculative", ev <= 1.0 + cfg.switch_margin
+        # with evidence, speculation is entered only after the dwell: a few answers swing the evidence past the
+        # decisive band and back (1.17, then 0.87 one decision later), and a wrong speculative regime costs more
+        # than a late one (the dwell's bypass is for leaving speculation, below); without, as before
+        decisive = evidence is None and ev > 1.0 + cfg.decisive_margin
+    elif state.role == "speculative" and state.trial and not judged:
+        pass  # its evidence is still the prior that hope overruled
+    elif state.role == "speculative" and state.trial and ev < 1.0 / (1.0 + cfg.switch_margin):
+        wanted, decisive = "baseline", True  # a trial the evidence does not bear out ends at once
+    elif state.role == "speculative" and ev < 1.0 / (1.0 + cfg.switch_margin):
         wanted = "baseline"
-        decisive = ratio < 1.0 / (1.0 + cfg.decisive_margin)
+        decisive = ev < 1.0 / (1.0 + cfg.decisive_margin)
     if wanted is None or not (decisive or now - state.since_s >= cfg.min_dwell_s):
-        return replace(state, ratio=ratio, pending=None)
+        return replace(state, ratio=ratio, evidence=ev, pending=None, pending_trial=False)
     since = state.pending_since_s if state.pending == wanted else now
-    return replace(state, ratio=ratio, pending=wanted, pending_since_s=since)
+    return replace(state, ratio=ratio, evidence=ev, pending=wanted, pending_since_s=since, pending_trial=trial)
 
 
 class Running(NamedTuple):
@@ -214,6 +260,7 @@ class SwitchPrice(NamedTuple):
     drain_s: float  # until the leaving server's running requests are predicted to end
     cost_s: float  # the co-running both servers' requests suffer meanwhile
     gain_s: float  # the mix's saving beyond the band over the requests of the next `min_dwell_s`
+    arriving_load: float = 0.0  # the load the arriving server will carry (Little's law; inf: the rate is unknown)
 
 
 def switch_gain(totals: Mapping[Role, float], samples: int, to: Role, requests: float, margin: float) -> float:
@@ -256,17 +303,17 @@ def switch_price(left: Sequence[float], models: Mapping[Role, StepModel], interf
     (`gateway.core.migration.move_extra_s`: their prefill again and their pace on `to`)."""
     moved_cost = moved_extra_s + (reprefill_s * max(arriving_load, 1.0) if reprefill_s > 0.0 else 0.0)
     if not left:
-        return SwitchPrice(0.0, moved_cost, gain_s)
+        return SwitchPrice(0.0, moved_cost, gain_s, arriving_load)
     leaving = OTHER_ROLE[to]
     drain, total = max(left), sum(left)
     if not math.isfinite(arriving_load):  # the arrival rate is not known yet: it may be a flood
-        return SwitchPrice(drain, math.inf, gain_s)
+        return SwitchPrice(drain, math.inf, gain_s, arriving_load)
     own_leaving, own_to = models[leaving], models[to]
     load_to = max(arriving_load, 1.0)
     cost = moved_cost + total * interference[leaving] * own_to.own_s(load_to) / own_leaving.own_s(len(left))
     if drain > 0:
         cost += load_to * drain * interference[to] * own_leaving.own_s(total / drain) / own_to.own_s(load_to)
-    return SwitchPrice(drain, cost, gain_s)
+    return SwitchPrice(drain, cost, gain_s, arriving_load)
 
 
 class MovePlan(NamedTuple):
@@ -317,11 +364,24 @@ def after_migration(left: Sequence[float], moved: int) -> list[float]:
 def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig) -> RegimeState:
     """Take a pending switch when it is (nearly) free (the leaving server drains within `free_drain_s`) or when
     its gain exceeds its price times `switch_cost_factor` (the linear co-running model misses the queue a burst
-    builds behind the lost capacity); else it stays pending, re-priced at the next decision."""
+    builds behind the lost capacity); else it stays pending, re-priced at the next decision. A trial asked for on
+    hope alone starts as any other switch would (free, or its gain as hoped paying its price), but free only while
+    the load it commits is at most `trial_max_load` (no bound by default, as before trials); what makes it a trial
+    is its end: taken at once, unpriced, once its own measurements read below the band (every request it keeps is served
+    where the evidence says it is slower). Kept to light loads, trials never made the bets that structured-heavy
+    floods need (held-out members 100 and 104 of the family: 1.14x and 1.23x with 0-24% to speculation)."""
     if state.pending is None:
         return state
-    if price.drain_s <= cfg.free_drain_s or price.gain_s > cfg.switch_cost_factor * price.cost_s:
-        return RegimeState(state.pending, now, state.ratio, state.switches + 1)
+    free = price.drain_s <= cfg.free_drain_s
+    if state.pending_trial:
+        light = price.arriving_load <= cfg.trial_max_load or not math.isfinite(price.arriving_load)
+        take = (free and light) or price.gain_s > cfg.switch_cost_factor * price.cost_s
+    else:
+        take = state.trial or free or price.gain_s > cfg.switch_cost_factor * price.cost_s
+    if take:
+        return RegimeState(state.pending, now, state.ratio, state.switches + 1, trial=state.pending_trial,
+                           evidence=state.evidence, observed=state.observed, trial_observed=state.observed,
+                           trial_failed=state.trial and state.pending == "baseline")
     return state
 
 

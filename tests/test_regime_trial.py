@@ -1,0 +1,228 @@
+"""The regime moves on evidence; hope (optimism about classes the speculative server has not run) only starts a
+trial, free and light, that ends at once when its evidence reads below 1. Pure functions, and the router's wiring
+(no I/O: its pool is never started)."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gateway.backends import BackendPool
+from gateway.core.costmodel import Role, StepModel
+from gateway.core.learner import Learner
+from gateway.core.protocol import request_view
+from gateway.core.regime import (
+    MixSample,
+    RegimeConfig,
+    RegimeState,
+    SwitchPrice,
+    evidence_ratio,
+    mix_costs,
+    next_regime,
+    ratio_of,
+    settle,
+)
+from gateway.metrics import Metrics
+from gateway.router import Router
+from gateway.settings import Settings
+
+CFG = RegimeConfig(switch_margin=0.05, min_dwell_s=10.0, externality_weight=1.0, decisive_margin=0.5,
+                   free_drain_s=0.3, switch_cost_factor=1.0, speculation_max_load=24.0, trial_max_load=2.0)
+MODELS: dict[Role, StepModel] = {"baseline": StepModel(0.005, 0.00004), "speculative": StepModel(0.0075, 0.00015)}
+PREFILL: dict[Role, float] = {"baseline": 4e-5, "speculative": 4e-5}
+IDLE_LIGHT = SwitchPrice(0.0, 0.0, 0.0, 1.0)  # nothing to drain, one request's worth of load arriving
+IDLE_BUSY = SwitchPrice(0.0, 0.0, 0.0, 4.5)  # a momentary gap inside a 7.6 requests/s phase (member 4)
+BURST = SwitchPrice(2.0, 30.0, 1.0, 12.0)  # a burst draining: far from free, far from paid
+
+
+def test_the_evidence_prices_each_class_at_its_mean_the_hope_above_it() -> None:
+    """A class never run on the speculative server is judged at its prior plus optimism (the hope); the evidence
+    takes its mean. Seen on member 4: the mix read 1.04-1.06 for 30 s on the prior 1.2 plus 0.55 of optimism for
+    every class, against a measured 0.81."""
+    samples = [MixSample(200, 140.0, 1.75, 4.0, 1.2)] * 10
+    hope = ratio_of(mix_costs(samples, MODELS, PREFILL, 1.0))
+    evidence = ratio_of(mix_costs(samples, MODELS, PREFILL, 1.0, evidence=True))
+    assert hope > 1.05 > 1.0 > evidence
+    plain = [MixSample(200, 140.0, 1.75, 4.0)] * 10  # no mean given: the evidence is the sample as judged
+    assert ratio_of(mix_costs(plain, MODELS, PREFILL, 1.0, evidence=True)) == hope
+
+
+def test_hope_alone_asks_for_a_trial_taken_only_when_free_and_light() -> None:
+    pending = next_regime(RegimeState(), 1.2, 30.0, CFG, 1.0)
+    assert (pending.pending, pending.pending_trial) == ("speculative", True)
+    assert settle(pending, 30.0, IDLE_BUSY, CFG).role == "baseline"  # free, but 4.5 requests would follow it
+    assert settle(pending, 30.0, SwitchPrice(0.5, 1.0, 0.9, 1.0), CFG).role == "baseline"  # not free, not paid
+    assert settle(pending, 30.0, SwitchPrice(0.5, 1.0, 1.1, 9.0), CFG).trial  # its gain as hoped pays its price
+    trial = settle(pending, 30.0, IDLE_LIGHT, CFG)
+    assert (trial.role, trial.trial, trial.switches) == ("speculative", True, 1)
+    # a group's first requests (the arrival rate unknown) may start one, free
+    assert settle(pending, 30.0, SwitchPrice(0.0, 0.0, 0.0, math.inf), CFG).trial
+    assert settle(pending, 30.0, SwitchPrice(0.8, 5.0, 0.0, math.inf), CFG).role == "baseline"
+
+
+def test_a_trial_is_judged_on_its_own_measurements_not_on_the_prior_hope_overruled() -> None:
+    """Member 1 (a structured flood from the first request): the trial started on hope at 0.2 s with the evidence
+    at the prior (0.8); judged at once, it would end before its first answer came back."""
+    pending = next_regime(RegimeState(), 1.15, 0.2, CFG, 0.8, observed=0)
+    trial = settle(pending, 0.2, SwitchPrice(0.0, 0.0, 0.0, math.inf), CFG)
+    assert (trial.role, trial.trial, trial.trial_observed) == ("speculative", True, 0)
+    for t, seen in ((0.3, 0), (0.6, 3), (0.9, 7)):
+        assert next_regime(trial, 1.1, t, CFG, 0.8, observed=seen).pending is None
+    assert next_regime(trial, 1.1, 1.2, CFG, 0.97, observed=8).pending is None  # right by a few percent: kept
+    assert next_regime(trial, 1.1, 1.2, CFG, 0.94, observed=8).pending == "baseline"
+    assert next_regime(trial, 1.3, 1.2, CFG, 1.2, observed=8).trial is False  # borne out
+
+
+def test_evidence_asks_for_a_regime_free_or_paid_as_before() -> None:
+    pending = next_regime(RegimeState(), 1.3, 30.0, CFG, 1.2)
+    assert (pending.pending, pending.pending_trial) == ("speculative", False)
+    moved = settle(pending, 30.0, SwitchPrice(1.0, 5.0, 6.0, 9.0), CFG)  # paid, under load
+    assert (moved.role, moved.trial) == ("speculative", False)
+
+
+def test_a_trial_ends_at_once_when_its_evidence_reads_below_one() -> None:
+    """Member 4: a free moment at 7.6 requests/s started speculation on hope; 2.4 s later the measured mix read
+    0.81, and the switch back waited 5 s for its price to be covered (1.08x the better static)."""
+    trial = RegimeState("speculative", since_s=30.0, trial=True, observed=40, trial_observed=40)
+    s = next_regime(trial, 1.02, 31.0, CFG, 0.94, observed=47)  # 7 answers: the evidence is mostly the prior
+    assert s.pending is None
+    assert next_regime(s, 1.02, 31.5, CFG, 0.98, observed=48).pending is None  # inside the band: it holds
+    s = next_regime(s, 1.02, 31.5, CFG, 0.94, observed=48)  # below the band: not borne out
+    assert s.pending == "baseline"
+    back = settle(s, 31.5, BURST, CFG)
+    assert (back.role, back.trial, back.since_s) == ("baseline", False, 31.5)
+    regime = RegimeState("speculative", since_s=30.0)  # the same evidence does not move a regime chosen on evidence
+    assert next_regime(regime, 1.02, 41.0, CFG, 0.97, observed=100).pending is None
+
+
+def test_a_trial_the_evidence_bears_out_becomes_a_regime() -> None:
+    trial = RegimeState("speculative", since_s=30.0, trial=True)
+    s = next_regime(trial, 1.3, 31.0, CFG, 1.1)
+    assert (s.trial, s.pending) == (False, None)
+    assert next_regime(s, 1.0, 32.0, CFG, 0.98).pending is None  # now inside the band holds it
+
+
+def test_a_speculative_regime_leaves_on_evidence_though_its_hope_is_inside_the_band() -> None:
+    """Members 2 and 6: on the speculative server the optimistic mix sat at 0.96-1.0 while the baseline was 15-20%
+    faster; the measured mix reads what the requests cost."""
+    regime = RegimeState("speculative", since_s=0.0)
+    s = next_regime(regime, 0.99, 20.0, CFG, 0.9)
+    assert (s.pending, s.evidence) == ("baseline", 0.9)
+    assert settle(s, 20.0, SwitchPrice(0.1, 0.0, 0.0, 5.0), CFG).role == "baseline"
+
+
+@given(st.lists(st.tuples(st.floats(0.5, 2.0), st.floats(0.0, 0.5), st.floats(0.001, 3.0), st.floats(0, 2.0),
+                          st.floats(0, 20), st.floats(0, 20), st.floats(0, 10)), min_size=1, max_size=80))
+def test_every_switch_is_on_evidence_free_or_paid_a_light_free_trial_or_a_trials_end(
+        steps: list[tuple[float, float, float, float, float, float, float]]) -> None:
+    s, now = RegimeState(), 0.0
+    seen = 0
+    for hope, below, dt, drain, cost, gain, load in steps:
+        now += dt
+        seen += int(dt * 10)
+        evidence = hope - below
+        price = SwitchPrice(drain, cost, gain, load)
+        before = next_regime(s, hope, now, CFG, evidence, seen)
+        s = settle(before, now, price, CFG)
+        if s.role == before.role:
+            continue
+        free, paid = drain <= CFG.free_drain_s, gain > cost
+        if s.role == "speculative" and s.trial:  # on hope alone
+            assert evidence <= 1.0 + CFG.switch_margin < hope
+            assert (free and load <= CFG.trial_max_load) or gain > cost
+            assert not before.trial_failed or evidence >= 1.0
+        elif s.role == "speculative":
+            assert evidence > 1.0 + CFG.switch_margin and (free or paid)
+        elif before.trial:
+            assert evidence < 1 / 1.05 and seen - before.trial_observed >= CFG.trial_min_observations
+        else:
+            assert evidence < 1.0 / (1.0 + CFG.switch_margin) and (free or paid)
+
+
+def test_the_router_judges_the_mix_at_its_evidence_and_shows_both() -> None:
+    """The router's wiring: a first request on a quiet pair is a trial (nothing measured: the evidence is the
+    prior, below the band; the hope above it), and /admin/state shows both ratios."""
+    s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"], regime_evidence=True)
+    router = Router(s, BackendPool(s, Metrics()), Learner(s.learner_config()))
+    json_request = request_view("/v1/chat/completions", {"model": "m", "temperature": 0, "max_tokens": 128,
+                                                         "messages": [{"role": "user", "content": "Return JSON: {}"}]})
+    router.route(json_request, "r0")
+    router.arrivals["pair-0"][0] -= 60.0  # about one request a minute
+    router.route(json_request, "r1")
+    state = router.regimes["pair-0"]
+    assert state.role == "speculative" and state.trial
+    assert state.ratio is not None and state.evidence is not None and state.evidence < state.ratio
+    shown = router.state()["pair-0"]
+    assert isinstance(shown, dict) and shown["evidence_ratio"] == state.evidence and shown["trial"] is True
+
+
+def test_a_trial_is_judged_light_on_the_arrivals_not_on_the_windows_lagging_load() -> None:
+    """Member 9: a 1.75 requests/s phase after two 11 requests/s floods. The window's mean load still read 6 (the
+    floods' requests), so the trial the hopeful mix asked for never counted as light; the arrivals say ~1."""
+    import time
+    from collections import deque
+
+    from gateway.router import _Recent
+
+    s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"],
+                 regime_trial_max_load=2.0, regime_evidence=True)
+    router = Router(s, BackendPool(s, Metrics()), Learner(s.learner_config()))
+    now = time.monotonic()
+    router.regimes["pair-0"] = RegimeState("baseline", since_s=now - 100.0, pending="speculative",
+                                           pending_since_s=now - 1.0, pending_trial=True)
+    router.recent["pair-0"] = deque([_Recent(("structured", "greedy", 128, True), 200, True, 6.0)] * 64)
+    router._totals["pair-0"] = ({"baseline": 64.0, "speculative": 56.0}, 64)  # 1.0 s and 0.875 s a request
+    router.arrivals["pair-0"] = deque(now - 0.9 * i for i in range(20, 0, -1))  # ~1.1 requests/s
+    router._update_regime("pair-0", 17, None)  # nothing running on the baseline: free
+    price = router.prices["pair-0"]
+    assert price.arriving_load < s.regime_trial_max_load < router._mean_load("pair-0")
+    assert router.regimes["pair-0"].role == "speculative" and router.regimes["pair-0"].trial
+
+
+def test_after_a_failed_trial_hope_alone_asks_for_no_other_until_the_evidence_reads_one() -> None:
+    """Mixed-phases: a quiet phase's trial ended on its measurements (0.96), and 10 s later the same hope (the sd
+    of classes measured a few times) started another, and another: four switches where one test had answered."""
+    trial = RegimeState("speculative", since_s=0.0, trial=True, observed=10, trial_observed=0)
+    ended = settle(next_regime(trial, 1.15, 17.0, CFG, 0.94, observed=10), 17.0, IDLE_LIGHT, CFG)
+    assert (ended.role, ended.trial_failed) == ("baseline", True)
+    assert next_regime(ended, 1.15, 40.0, CFG, 0.97, observed=12).pending is None  # hope again: no
+    again = next_regime(ended, 1.15, 40.0, CFG, 1.01, observed=20)  # the evidence has come round: a trial may
+    assert (again.pending, again.pending_trial) == ("speculative", True)
+    assert next_regime(ended, 1.8, 20.0, CFG, 1.6, observed=20).pending is None  # even decisive: after the dwell
+    moved = settle(next_regime(ended, 1.3, 40.0, CFG, 1.2, observed=20), 40.0, IDLE_LIGHT, CFG)
+    assert (moved.role, moved.trial, moved.trial_failed) == ("speculative", False, False)  # on evidence
+
+
+def test_the_evidence_is_the_lower_of_the_window_and_its_recent_requests() -> None:
+    """Members 6 and 10: a creative-heavy phase after structured ones showed in the 64-request window 10 s late."""
+    structured = MixSample(200, 120.0, 2.2, 2.0, 2.0)
+    creative = MixSample(200, 120.0, 1.1, 2.0, 1.02)
+    window = [structured] * 48 + [creative] * 16
+    whole = ratio_of(mix_costs(window, MODELS, PREFILL, 1.0, evidence=True))
+    recent = ratio_of(mix_costs([creative] * 16, MODELS, PREFILL, 1.0, evidence=True))
+    assert recent < 1.0 < whole
+    assert evidence_ratio(window, MODELS, PREFILL, 1.0, 16) == recent
+    assert evidence_ratio(window, MODELS, PREFILL, 1.0, 0) == whole  # off
+    assert evidence_ratio([creative] * 16 + [structured] * 48, MODELS, PREFILL, 1.0, 16) == whole  # the lower
+    assert evidence_ratio(window[:10], MODELS, PREFILL, 1.0, 16) == ratio_of(
+        mix_costs(window[:10], MODELS, PREFILL, 1.0, evidence=True))  # fewer than 16: the window
+
+
+def test_without_evidence_the_regime_is_as_before() -> None:
+    """SPECGATE_REGIME_EVIDENCE off (the default): no evidence is passed, nothing is a trial, and a decisive ratio
+    still asks for speculation before the dwell, as the rule of 2026-12-05 did."""
+    s = next_regime(RegimeState("baseline", since_s=0.0), 1.6, 1.0, CFG)
+    assert (s.pending, s.pending_trial) == ("speculative", False)
+    assert settle(s, 1.0, SwitchPrice(0.5, 1.0, 2.0, 9.0), CFG).trial is False
+    router_settings = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"])
+    assert router_settings.regime_evidence is False
+    router = Router(router_settings, BackendPool(router_settings, Metrics()), Learner(router_settings.learner_config()))
+    json_request = request_view("/v1/chat/completions", {"model": "m", "temperature": 0, "max_tokens": 128,
+                                                         "messages": [{"role": "user", "content": "Return JSON: {}"}]})
+    router.route(json_request, "r0")
+    router.arrivals["pair-0"][0] -= 60.0
+    router.route(json_request, "r1")
+    state = router.regimes["pair-0"]
+    assert state.role == "speculative" and not state.trial and state.evidence == state.ratio

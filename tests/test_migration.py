@@ -317,12 +317,17 @@ async def test_a_stop_string_that_straddles_the_seam_still_stops(gateway_factory
         run = asyncio.create_task(_chat_stream(client, "s", stream_options={"include_usage": True},
                                                extra_body={"stop": [stop]}))
         seam = -1
-        while seam < 0 and not run.done():
+
+        def at_seam() -> bool:  # switch once the stream's text stands inside the stop string
+            nonlocal seam
             for live in migrator.live[GROUP]:
                 if at + 2 < len(live.join.text) < at + len(stop) - 2:
                     seam = len(live.join.text)
                     _switch(gw, "speculative")
-            await asyncio.sleep(0.001)
+                    return True
+            return run.done()
+
+        await until(at_seam, timeout_s=60.0, step_s=0.001)
         chunks, text = await run
         assert at < seam < at + len(stop) and _migrations(gw) == 1
         assert text == ref[:seam]  # the continuation is cut where the stop string completes it
@@ -437,11 +442,14 @@ async def test_a_migration_heavy_run_loses_nothing(gateway_factory: Callable[...
 
         runs = asyncio.gather(*(one(i, client, True) for i in range(n)))
         await until(lambda: len(migrator.live[GROUP]) == n and all(x.join.text for x in migrator.live[GROUP]))
-        role = "baseline"
-        while not runs.done():
-            role = "speculative" if role == "baseline" else "baseline"
-            _switch(gw, role)
-            await asyncio.sleep(0.04)
+        roles = ["baseline"]
+
+        def switched_until_done() -> bool:  # alternate the regime every poll until every stream has ended
+            roles.append("speculative" if roles[-1] == "baseline" else "baseline")
+            _switch(gw, roles[-1])
+            return runs.done()
+
+        await until(switched_until_done, timeout_s=120.0, step_s=0.04)
         results = await runs
         for i, (text, finish, usage) in enumerate(results):
             alone_text, alone_finish, alone_usage = await one(i, direct, False)
@@ -524,6 +532,8 @@ async def test_a_stream_that_ends_as_it_is_moved_is_no_failure(gateway_factory: 
 
     from gateway.bench.kit.inproc import serve_app
 
+    hang = asyncio.Event()
+
     async def completion(request: web.Request) -> web.StreamResponse:
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
@@ -533,7 +543,7 @@ async def test_a_stream_that_ends_as_it_is_moved_is_no_failure(gateway_factory: 
                      "usage": {"prompt_tokens": 3, "completion_tokens": 1 if text == "Hello" else 2, "total_tokens": 5}}
             await resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n" + (b"" if text == "Hello" else
                                                                                  b"data: [DONE]\n\n"))
-        await asyncio.sleep(60)  # never ends by itself
+        await hang.wait()  # never ends by itself (set when the test is done)
         return resp
 
     async def health(_: web.Request) -> web.Response:
@@ -569,4 +579,5 @@ async def test_a_stream_that_ends_as_it_is_moved_is_no_failure(gateway_factory: 
         assert all(b.consecutive_failures == 0 for b in state.pool.backends)
         assert _migrations(gw) == 0 and _migrations(gw, "resume_failed") == 0
     finally:
+        hang.set()
         await runner.cleanup()

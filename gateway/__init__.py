@@ -9,7 +9,7 @@ __version__ = "0.1.0"
 # Compiled by mypyc in a `SPECGATE_COMPILE=1` build (setup.py reads this list): the pure routing core, and the
 # request path's own modules around it (the proxy, routing glue, the pool, accounting, metrics, the stream relay,
 # the upstream glue).
-COMPILED_MODULES = ("core.classify", "core.costmodel", "core.domain", "core.learner", "core.learner_state",
+COMPILED_MODULES = ("core.classify", "core.costmodel", "core.domain", "core.ewma", "core.learner", "core.learner_state",
                     "core.policy", "core.protocol", "core.regime", "core.stepfit", "router", "candidates", "accounting",
                     "backends", "metrics", "streaming", "accesslog", "upstream", "relay", "context", "proxy",
                     "intake")

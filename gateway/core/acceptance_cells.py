@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 
+from gateway.core.ewma import Ewma
+
 SHRINK = 2.0
 MAX_CELLS = 2048
 MAX_FAMILIES = 4096
@@ -37,8 +39,8 @@ class AcceptanceCells:
 
     def __init__(self, forgetting: float) -> None:
         self.forgetting = forgetting
-        self._cells: dict[Key, list[float]] = {}  # [mean log ratio, weight]
-        self._families: OrderedDict[Key, list[float]] = OrderedDict()
+        self._cells: dict[Key, Ewma] = {}  # mean log ratio of observed to estimated
+        self._families: OrderedDict[Key, Ewma] = OrderedDict()
 
     @staticmethod
     def _keys(task_class: str, bucket: str, prompt_tokens: int, temperature: float) -> tuple[Key, Key]:
@@ -52,10 +54,10 @@ class AcceptanceCells:
         for key in self._keys(task_class, bucket, prompt_tokens, temperature):
             cell = self._cells.get(key)
             if cell is not None:
-                est = (cell[0] * cell[1] + est * SHRINK) / (cell[1] + SHRINK)
+                est = cell.shrunk(est, SHRINK)
         fam = None if family is None else self._families.get((task_class, bucket, str(family)))
         if fam is not None:
-            est = (fam[0] * fam[1] + est * SHRINK) / (fam[1] + SHRINK)
+            est = fam.shrunk(est, SHRINK)
         return math.exp(est)
 
     def observe(self, task_class: str, bucket: str, prompt_tokens: int, observed_tps: float, estimate_tps: float,
@@ -68,22 +70,18 @@ class AcceptanceCells:
             families, fkey = self._families, (task_class, bucket, str(family))
             fam = families.get(fkey)
             if fam is None:
-                fam = families[fkey] = [0.0, 0.0]
+                fam = families[fkey] = Ewma(0.0)
                 if len(families) > MAX_FAMILIES:
                     families.popitem(last=False)
             families.move_to_end(fkey)
-            self._update(fam, y, weight)
+            fam.update(y, self.forgetting, weight)
         for key in self._keys(task_class, bucket, prompt_tokens, temperature):
             cell = self._cells.get(key)
             if cell is None:
                 if len(self._cells) >= MAX_CELLS:
                     return
-                cell = self._cells[key] = [0.0, 0.0]
-            self._update(cell, y, weight)
-
-    def _update(self, cell: list[float], y: float, weight: float) -> None:
-        cell[1] = cell[1] * self.forgetting + weight
-        cell[0] += (y - cell[0]) * weight / cell[1]
+                cell = self._cells[key] = Ewma(0.0)
+            cell.update(y, self.forgetting, weight)
 
     def cells(self) -> int:
         return len(self._cells) + len(self._families)

@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass, fields
 
 from gateway.core.costmodel import ROLES, CoRunner, Role, StepModel, step_s
+from gateway.core.ewma import Ewma as Ewma  # re-exported: learner_state reads and writes it
 from gateway.core.per_request import PerRequest
 from gateway.core.records import record
 from gateway.core.stepfit import StepFit, tied_models
@@ -32,30 +33,6 @@ CLIP_FACTOR = 3.0  # an observed step or prefill moves the model as if it were a
 PREFILL_QUIET_LOAD = 4.0  # requests on the GPU (the observed one included) up to which TTFT teaches prefill speed
 MAX_OUTPUT_TOKENS = 2**20  # the longest natural output length an estimate may say (exp() of a log stays finite)
 _LOG_MAX_OUTPUT = math.log(MAX_OUTPUT_TOKENS)
-
-
-@dataclass(slots=True)
-class Ewma:
-    """Exponentially forgetting weighted mean (and variance)."""
-
-    value: float
-    weight: float = 0.0
-    count: int = 0
-    var: float = 0.0
-
-    def update(self, x: float, forgetting: float, w: float = 1.0) -> None:
-        self.weight = self.weight * forgetting + w
-        delta = x - self.value
-        self.value += delta * (w / self.weight)
-        self.var = (1.0 - w / self.weight) * (self.var + delta * delta * (w / self.weight))
-        self.count += 1
-
-    def shrunk(self, prior: float, prior_weight: float) -> float:
-        """The mean pulled toward `prior` as if it had `prior_weight` observations."""
-        total = self.weight + prior_weight
-        if total <= 0:
-            return prior
-        return (self.value * self.weight + prior * prior_weight) / total
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,8 @@ their requests use the coarser levels).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+from gateway.core.ewma import Ewma
 
 SHRINK = 2.0  # a cell counts as this many observations of the level above it
 CLIP = 3.0
@@ -28,22 +29,6 @@ MAX_CELLS = 4096
 PRIOR_SHARE = 0.5  # of max_tokens, before anything is learned
 
 Key = tuple[str, ...]
-
-
-@dataclass(slots=True)
-class _Cell:
-    mean: float
-    weight: float = 0.0
-    var: float = 0.0
-    count: int = 0
-
-    def update(self, y: float, forgetting: float) -> None:
-        self.weight = self.weight * forgetting + 1.0
-        delta = y - self.mean
-        share = 1.0 / self.weight
-        self.mean += delta * share
-        self.var = (1.0 - share) * (self.var + delta * delta * share)
-        self.count += 1
 
 
 def _pow2(x: float) -> str:
@@ -54,7 +39,7 @@ class OutputLengths:
     def __init__(self, prior_output_tokens: float, forgetting: float) -> None:
         self.prior_log = math.log(max(prior_output_tokens, 1.0))
         self.forgetting = forgetting
-        self._cells: dict[Key, _Cell] = {}
+        self._cells: dict[Key, Ewma] = {}
 
     @staticmethod
     def _keys(task_class: str, bucket: str, max_tokens: int | None, prompt_tokens: int,
@@ -72,7 +57,7 @@ class OutputLengths:
         for key in keys:
             cell = cells.get(key)
             if cell is not None and cell.weight > 0:
-                est = (cell.mean * cell.weight + est * SHRINK) / (cell.weight + SHRINK)
+                est = cell.shrunk(est, SHRINK)
                 if cell.count >= 2:
                     var = (cell.var * cell.weight + var * SHRINK) / (cell.weight + SHRINK)
         return est, math.sqrt(var)
@@ -110,9 +95,9 @@ class OutputLengths:
             if cell is None:
                 if len(cells) >= MAX_CELLS:
                     break
-                cell = cells[key] = _Cell(est)
+                cell = cells[key] = Ewma(est)
             cell.update(y, self.forgetting)
-            est = cell.mean
+            est = cell.value
 
     def cells(self) -> int:
         return len(self._cells)

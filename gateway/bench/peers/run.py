@@ -19,10 +19,11 @@ from typing import Any
 from gateway.bench.fleet.record import true_load_trace
 from gateway.bench.peers.process import PeerStartError, peer_router
 from gateway.bench.peers.spec import PeerSpec, parse_peer
-from gateway.bench.replay.client import Measured, replay
+from gateway.bench.replay.client import replay
 from gateway.bench.replay.run import (
     MODEL_NAME,
     BenchConfig,
+    InFlight,
     _emulated,
     _emulator_stats,
     _engines,
@@ -81,28 +82,14 @@ async def run_peer(items: Sequence[WorkloadItem], name: str, config: BenchConfig
         config = dataclasses.replace(config, fleet=parse_layout(spec.layout.replace("+", ",")))
     tag = spec.name.replace(":", "-").replace("@", "-") + (f"-{repeat}" if repeat else "")
     log_path = config.work_dir / f"peer-{tag}.log"
-    inflight = 0
-    inflight_at: dict[str, int] = {}
-
-    def sent(item_id: str) -> None:
-        nonlocal inflight
-        inflight_at[item_id] = inflight
-        inflight += 1
-
-    def done(_m: Measured) -> None:
-        nonlocal inflight
-        inflight -= 1
-        on_done()
-
-    async with _emulated(config) as (servers, _env):
-        servers.register_references({i.id: i.reference for i in items if i.reference is not None})
-        servers.register_acceptance({i.id: i.tokens_per_step for i in items if i.tokens_per_step is not None})
+    inflight = InFlight(on_done)
+    async with _emulated(config, items) as (servers, _env):
         try:
             async with peer_router(spec, _urls(servers), log_path, config.peer_args.get(spec.router, ())) as url:
                 started = time.perf_counter()
                 async with true_load_trace(_engines(servers), started, config.time_scale) as true_load:
-                    measured = await replay(items, url, MODEL_NAME, config.time_scale, on_done=done,
-                                            timeout_s=config.timeout_s, on_send=sent)
+                    measured = await replay(items, url, MODEL_NAME, config.time_scale, on_done=inflight.done,
+                                            timeout_s=config.timeout_s, on_send=inflight.sent)
                 wall = time.perf_counter() - started
         except PeerStartError as exc:
             return _failed(items, spec, f"{spec.name} did not start: {exc}", repeat)
@@ -114,7 +101,7 @@ async def run_peer(items: Sequence[WorkloadItem], name: str, config: BenchConfig
         role, instance = served.get(m.id, (None, None))
         m.backend, m.cls = role, KIND_CLASS.get(m.kind or "")
         m.reason = f"{spec.name} -> {instance}" if instance else None
-        rec = _record(m, config.time_scale, inflight_at.get(m.id, 0), repeat)
+        rec = _record(m, config.time_scale, inflight.at_send.get(m.id, 0), repeat)
         records.append(rec | {"instance": instance, "bucket": temperature_bucket(_temperature(by_id[m.id]))})
     seen = sum(1 for i in items if i.id in served) / len(items) if items else 1.0
     return {"records": records, "wall_s": round(wall, 2), "emulator": emulator, "log": [], "admin_state": None,

@@ -130,33 +130,18 @@ async def run_policy(
         env["SPECGATE_HINDSIGHT_MAP"] = ",".join(f"{k}={v}" for k, v in sorted(config.hindsight_map.items()))
     if policy == "clairvoyant":
         env["SPECGATE_ORACLE_FILE"] = str(write_oracle(items, config.profile, config.work_dir / "oracle.json"))
-    inflight = 0
-    inflight_at: dict[str, int] = {}
-
-    def done(m: Measured) -> None:
-        nonlocal inflight
-        inflight -= 1
-        on_done()
-
-    async with _emulated(config) as (servers, backends_env):
-        servers.register_references({i.id: i.reference for i in items if i.reference is not None})
-        servers.register_acceptance({i.id: i.tokens_per_step for i in items if i.tokens_per_step is not None})
+    inflight = InFlight(on_done)
+    async with _emulated(config, items) as (servers, backends_env):
         env.update(backends_env)
         async with gateway_fleet(env, config.work_dir, tag, config.gateways, config.balance,
                                  config.warm) as gateways:
             url = gateways.url
             started = time.perf_counter()
-
-            def sent(item_id: str) -> None:
-                nonlocal inflight
-                inflight_at[item_id] = inflight
-                inflight += 1
-
             span = (items[-1].t - items[0].t) * config.time_scale if items else 0.0
             async with true_load_trace(_engines(servers), started, config.time_scale) as true_load, \
                     rolling_restart(gateways, span, started, config.time_scale, config.rolling_restart) as restarts:
-                measured = await replay(items, url, MODEL_NAME, config.time_scale, on_done=done,
-                                        timeout_s=config.timeout_s, on_send=sent)
+                measured = await replay(items, url, MODEL_NAME, config.time_scale, on_done=inflight.done,
+                                        timeout_s=config.timeout_s, on_send=inflight.sent)
             wall = time.perf_counter() - started
             metrics_text = "".join([await fetch_text(r.url + "/metrics") for r in gateways.replicas])
             try:
@@ -166,7 +151,7 @@ async def run_policy(
         emulator = _emulator_stats(servers)
     (config.work_dir / f"gateway-{tag}.metrics.txt").write_text(metrics_text)
     buckets = {i.id: temperature_bucket(_temperature(i)) for i in items}
-    records = [_record(m, config.time_scale, inflight_at.get(m.id, 0), repeat) | {"bucket": buckets.get(m.id)}
+    records = [_record(m, config.time_scale, inflight.at_send.get(m.id, 0), repeat) | {"bucket": buckets.get(m.id)}
                for m in measured]
     log = [line for path in gateways.log_paths() for line in _read_log(path)]
     return {"records": records, "wall_s": round(wall, 2), "emulator": emulator, "log": log,
@@ -174,18 +159,43 @@ async def run_policy(
 
 
 @contextlib.asynccontextmanager
-async def _emulated(config: BenchConfig) -> AsyncIterator[tuple[Any, dict[str, str]]]:
-    """The emulated servers for one run and the gateway settings that name them."""
+async def _emulated(config: BenchConfig, items: Sequence[WorkloadItem]) -> AsyncIterator[tuple[Any, dict[str, str]]]:
+    """The emulated servers for one run, told the items' references and acceptance, and the gateway settings that
+    name them."""
     from gateway.emulator import EmulatedFleet, EmulatedPair
 
+    servers: Any
     if config.fleet is None:
-        async with EmulatedPair(profile=config.profile, host="127.0.0.1", baseline_port=0, speculative_port=0,
-                                time_scale=config.time_scale, model_name=MODEL_NAME) as pair:
-            yield pair, {"SPECGATE_BASELINE_URLS": pair.baseline_url, "SPECGATE_SPECULATIVE_URLS": pair.speculative_url}
-        return
-    async with EmulatedFleet(config.fleet, profile=config.profile, time_scale=config.time_scale,
-                             model_name=MODEL_NAME) as fleet:
-        yield fleet, {"SPECGATE_BACKENDS": fleet.backends_setting()}
+        servers = EmulatedPair(profile=config.profile, host="127.0.0.1", baseline_port=0, speculative_port=0,
+                               time_scale=config.time_scale, model_name=MODEL_NAME)
+    else:
+        servers = EmulatedFleet(config.fleet, profile=config.profile, time_scale=config.time_scale,
+                                model_name=MODEL_NAME)
+    async with servers:
+        servers.register_references({i.id: i.reference for i in items if i.reference is not None})
+        servers.register_acceptance({i.id: i.tokens_per_step for i in items if i.tokens_per_step is not None})
+        if config.fleet is None:
+            yield servers, {"SPECGATE_BASELINE_URLS": servers.baseline_url,
+                            "SPECGATE_SPECULATIVE_URLS": servers.speculative_url}
+        else:
+            yield servers, {"SPECGATE_BACKENDS": servers.backends_setting()}
+
+
+@dataclass
+class InFlight:
+    """The replay's requests in flight, and how many were when each was sent (a record's `inflight_at_send`)."""
+
+    on_done: Callable[[], None]
+    now: int = 0
+    at_send: dict[str, int] = field(default_factory=dict)
+
+    def sent(self, item_id: str) -> None:
+        self.at_send[item_id] = self.now
+        self.now += 1
+
+    def done(self, _m: Measured) -> None:
+        self.now -= 1
+        self.on_done()
 
 
 def _emulator_stats(servers: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry
 
 from gateway.backends import BackendPool
-from gateway.core.costmodel import Role, StepModel
+from gateway.core.costmodel import OTHER_ROLE, Role, StepModel
 from gateway.core.learner import Learner
 from gateway.core.protocol import RequestView, request_view
 from gateway.core.regime import (
@@ -314,20 +314,29 @@ def test_the_regime_its_mix_ratio_and_its_switches_are_exported() -> None:
     assert state.ratio > 1.0 + s.regime_switch_margin
 
 
+def _pending_switch(leaving: Role, running: int, each: Running) -> tuple[Router, float]:
+    """A pair whose regime (`leaving`, held 100 s) has a switch pending for 1 s, `running` requests like `each` on the
+    leaving server; and the time it was set up."""
+    import time
+    from collections import deque
+
+    router, pool = _router_on_a_pair()
+    now = time.monotonic()
+    router.regimes["pair-0"] = RegimeState(leaving, since_s=now - 100.0, pending=OTHER_ROLE[leaving],
+                                           pending_since_s=now - 1.0)
+    for b in pool.backends:
+        b.inflight = running if b.role == leaving else 0
+    router.running["pair-0"][leaving] = deque([each] * running)
+    return router, now
+
+
 def test_the_router_takes_a_pending_switch_once_the_leaving_servers_requests_are_about_to_end() -> None:
     """The router's wiring: the leaving server's load (three requests running) with the predictions of the
     requests sent there, priced at a decision; a drain within free_drain_s switches, a long one waits."""
     import time
-    from collections import deque
 
     for left_s, switched in ((0.1, True), (2.0, False)):
-        router, pool = _router_on_a_pair()
-        now = time.monotonic()
-        router.regimes["pair-0"] = RegimeState("speculative", since_s=now - 100.0, pending="baseline",
-                                               pending_since_s=now - 1.0)
-        for b in pool.backends:
-            b.inflight = 3 if b.role == "speculative" else 0
-        router.running["pair-0"]["speculative"] = deque([Running(now - 1.0, 1.0 + left_s)] * 3)
+        router, _ = _pending_switch("speculative", 3, Running(time.monotonic() - 1.0, 1.0 + left_s))
         router._update_regime("pair-0", 17, None)  # not a recomputation: only the pending switch is priced
         assert (_role(router) == "baseline") == switched
         assert router.prices["pair-0"].drain_s == pytest.approx(left_s, abs=0.05)
@@ -343,13 +352,7 @@ def test_a_switch_is_priced_at_the_load_the_arriving_server_will_carry() -> None
 
     from gateway.core.regime import SWITCH_INTERFERENCE
 
-    router, pool = _router_on_a_pair()
-    now = time.monotonic()
-    router.regimes["pair-0"] = RegimeState("baseline", since_s=now - 100.0, pending="speculative",
-                                           pending_since_s=now - 1.0)
-    for b in pool.backends:
-        b.inflight = 2 if b.role == "baseline" else 0
-    router.running["pair-0"]["baseline"] = deque([Running(now - 0.2, 1.0)] * 2)
+    router, now = _pending_switch("baseline", 2, Running(time.monotonic() - 0.2, 1.0))
     router._totals["pair-0"] = ({"baseline": 64.0, "speculative": 48.0}, 64)  # 1.0 s and 0.75 s a request
     router.arrivals["pair-0"] = deque(now - 0.1 * i for i in range(20, 0, -1))  # ~10 requests/s
     router._update_regime("pair-0", 17, None)

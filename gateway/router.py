@@ -159,7 +159,6 @@ class Router:
             prefill_s_per_token={role: lrn.prefill_s_per_token(role) for role in ROLES},
             speculative_observations=lrn.speculative_observations(task_class, bucket),
             bucket_speculative_observations=lrn.bucket_speculative_observations(bucket),
-            step_observations={role: lrn.step_observations(role) for role in ROLES},
         )
 
     def route(self, view: RequestView, request_id: str, exclude: frozenset[Backend] = frozenset(),

@@ -75,7 +75,6 @@ class Estimates:
     tokens_per_step_sd: float = 0.0
     speculative_observations: int = 0  # of this request's (class, temperature bucket)
     bucket_speculative_observations: int = 0  # of its temperature bucket, over all classes
-    step_observations: Mapping[Role, int] = field(default_factory=dict)  # responses behind each role's step model
 
 
 @record

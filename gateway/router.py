@@ -149,7 +149,7 @@ class Router:
         else:
             output, tps, sd = lrn.per_request.for_request(  # what the request says refines its (class, bucket)'s
                 lrn.tokens_per_step_posterior(task_class, bucket), task_class, bucket, f.max_tokens,
-                f.max_tokens_given, f.prompt_tokens, f.structured_output, family, f.temperature)
+                f.max_tokens_given, f.prompt_tokens, f.structured_output, family, f.temperature, f.copy_source)
         return Estimates(
             output_tokens=output,
             tokens_per_step=tps,

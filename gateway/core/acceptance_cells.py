@@ -1,12 +1,19 @@
-"""Pure refinement of a (class, temperature bucket)'s tokens per speculative step by the request's prompt length.
+"""Pure refinement of a (class, temperature bucket)'s tokens per speculative step by what the request shows.
 
 An n-gram drafter proposes tokens it finds in the prompt, so what a request accepts depends on how much of its
 answer the prompt already holds: an edit of the code in its prompt ran at ~3.2 tokens a step on the emulated
 n-gram server, new code from a one-line request at ~1.2, both "code" at temperature 0 (the speculative server's
-median prediction error on code was 28% on the multi-turn built-in). Per (class, bucket, temperature, prompt
-length in powers of two) a cell learns the log ratio of the observed tokens per step to the (class, bucket)
-estimate at the time; a request's estimate is that estimate times the cell's ratio, shrunk toward the coarser
-cell's as if by `SHRINK` observations.
+median prediction error on code was 28% on the multi-turn built-in). Coarse to fine, per (class, bucket,
+temperature) -> + whether the prompt carries a copy source (`classify.Features.copy_source`: a block of text the
+answer may repeat) -> + prompt length in powers of two, a cell learns the ratio of the observed tokens per decode
+step to the (class, bucket) estimate at the time; a request's estimate is that estimate times the finest cell's
+ratio, each cell shrunk toward the one above as if by `SHRINK` responses (a new cell starts from its neighbours).
+
+A cell's ratio is a ratio of sums: Σ (observed / estimate) × decode steps over Σ decode steps, so that the steps it
+predicts for a cell's requests add up to the steps they took. A mean over responses (each counted once) reads low:
+short answers accept little and are many (all-structured Azure code: 1.07 tokens a step over responses of < 8
+steps, 2.06 over those of >= 64), while the long ones take most of the steps. The evidence a cell holds (how far it
+is trusted against the cell above) still counts each response at most once.
 
 Finer still, per prompt *family*: requests whose prompts begin with the same text (`FAMILY_BLOCKS` blocks of the
 prefix index: a conversation's turns, a shared system prompt with its few-shot examples) accept alike: on the
@@ -19,72 +26,105 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-
-from gateway.core.ewma import Ewma
+from dataclasses import dataclass
 
 SHRINK = 2.0
 MAX_CELLS = 2048
 MAX_FAMILIES = 4096
 FAMILY_BLOCKS = 4  # a prompt's family: the hash of its first this many text blocks (256 characters)
-MAX_LOG_RATIO = math.log(3.0)  # one observation says at most this much about the cell
+MAX_RATIO = 3.0  # one observation says at most this much about the cell (either way)
 
 Key = tuple[str, ...]
 
 
+@dataclass(slots=True)
+class RatioCell:
+    """A forgetting ratio of sums: Σ ratio × steps / Σ steps, with the responses behind it as its evidence."""
+
+    scaled: float = 0.0
+    steps: float = 0.0
+    evidence: float = 0.0
+
+    def update(self, ratio: float, steps: float, evidence: float, forgetting: float) -> None:
+        self.scaled = self.scaled * forgetting + ratio * steps
+        self.steps = self.steps * forgetting + steps
+        self.evidence = self.evidence * forgetting + evidence
+
+    def shrunk(self, prior: float, prior_weight: float) -> float:
+        """The ratio pulled toward `prior` as if that had `prior_weight` responses."""
+        if self.steps <= 0 or self.evidence + prior_weight <= 0:
+            return prior
+        return (self.scaled / self.steps * self.evidence + prior * prior_weight) / (self.evidence + prior_weight)
+
+
 class AcceptanceCells:
-    """Coarse to fine: (class, bucket, temperature in tenths) -> + prompt length -> + prompt family. Each level
-    learns the log ratio of observed to estimated tokens per step, shrunk toward the level above (`SHRINK`); the
-    temperature level exists because a bucket spans temperatures that accept differently (a sampled draft
-    survives less often the flatter the distribution: 0.2 and 0.6 share the "low" bucket)."""
+    """Coarse to fine: (class, bucket, temperature in tenths) -> + copy source -> + prompt length -> + prompt
+    family. Each level learns the ratio of observed to estimated tokens per decode step, shrunk toward the level
+    above (`SHRINK`); the temperature level exists because a bucket spans temperatures that accept differently (a
+    sampled draft survives less often the flatter the distribution: 0.2 and 0.6 share the "low" bucket)."""
 
     def __init__(self, forgetting: float) -> None:
         self.forgetting = forgetting
-        self._cells: dict[Key, Ewma] = {}  # mean log ratio of observed to estimated
-        self._families: OrderedDict[Key, Ewma] = OrderedDict()
+        self._cells: dict[Key, RatioCell] = {}
+        self._families: OrderedDict[Key, RatioCell] = OrderedDict()
 
     @staticmethod
-    def _keys(task_class: str, bucket: str, prompt_tokens: int, temperature: float) -> tuple[Key, Key]:
+    def _keys(task_class: str, bucket: str, prompt_tokens: int, temperature: float,
+              copy_source: bool) -> tuple[Key, Key, Key]:
         t = str(round(min(max(temperature, 0.0), 2.0) * 10))
-        return (task_class, bucket, t), (task_class, bucket, t, str(round(math.log2(max(prompt_tokens, 1)))))
+        c = "copy" if copy_source else "new"
+        return ((task_class, bucket, t), (task_class, bucket, t, c),
+                (task_class, bucket, t, c, str(round(math.log2(max(prompt_tokens, 1))))))
 
     def ratio(self, task_class: str, bucket: str, prompt_tokens: int, family: int | None = None,
-              temperature: float = 0.0) -> float:
+              temperature: float = 0.0, copy_source: bool = False) -> float:
         """How many times the (class, bucket) estimate such a request is expected to accept."""
-        est = 0.0
-        for key in self._keys(task_class, bucket, prompt_tokens, temperature):
+        est = 1.0
+        for key in self._keys(task_class, bucket, prompt_tokens, temperature, copy_source):
             cell = self._cells.get(key)
             if cell is not None:
                 est = cell.shrunk(est, SHRINK)
         fam = None if family is None else self._families.get((task_class, bucket, str(family)))
         if fam is not None:
             est = fam.shrunk(est, SHRINK)
-        return math.exp(est)
+        return est
 
     def observe(self, task_class: str, bucket: str, prompt_tokens: int, observed_tps: float, estimate_tps: float,
-                weight: float, family: int | None = None, temperature: float = 0.0) -> None:
-        """A speculative response: `observed_tps` tokens a step where the (class, bucket) said `estimate_tps`."""
-        if observed_tps <= 0 or estimate_tps <= 0 or weight <= 0:
+                steps: float, family: int | None = None, temperature: float = 0.0, copy_source: bool = False) -> None:
+        """A speculative response: `observed_tps` tokens per decode step over `steps` decode steps, where the
+        (class, bucket) said `estimate_tps`."""
+        if observed_tps <= 0 or estimate_tps <= 0 or steps <= 0:
             return
-        y = min(max(math.log(observed_tps / estimate_tps), -MAX_LOG_RATIO), MAX_LOG_RATIO)
+        ratio = min(max(observed_tps / estimate_tps, 1.0 / MAX_RATIO), MAX_RATIO)
+        evidence = min(steps / 16.0, 1.0)  # a response counts once at most: one response's acceptance is noisy
         if family is not None:
             families, fkey = self._families, (task_class, bucket, str(family))
             fam = families.get(fkey)
             if fam is None:
-                fam = families[fkey] = Ewma(0.0)
+                fam = families[fkey] = RatioCell()
                 if len(families) > MAX_FAMILIES:
                     families.popitem(last=False)
             families.move_to_end(fkey)
-            fam.update(y, self.forgetting, weight)
-        for key in self._keys(task_class, bucket, prompt_tokens, temperature):
+            fam.update(ratio, steps, evidence, self.forgetting)
+        for key in self._keys(task_class, bucket, prompt_tokens, temperature, copy_source):
             cell = self._cells.get(key)
             if cell is None:
                 if len(self._cells) >= MAX_CELLS:
                     return
-                cell = self._cells[key] = Ewma(0.0)
-            cell.update(y, self.forgetting, weight)
+                cell = self._cells[key] = RatioCell()
+            cell.update(ratio, steps, evidence, self.forgetting)
 
     def cells(self) -> int:
         return len(self._cells) + len(self._families)
+
+
+def decode_tokens_per_step(tokens: int, steps: int, gamma: int) -> tuple[float, int]:
+    """A streamed response's tokens per decode step and its decode steps: the first chunk is the prefill's one
+    token, the rest are decode steps (a one-chunk response: its tokens over that chunk). Bounded to [1, γ + 1]."""
+    decode_steps = steps - 1 if steps > 1 and tokens > 1 else steps
+    decode_tokens = tokens - 1 if decode_steps < steps else tokens
+    tps = decode_tokens / max(decode_steps, 1)
+    return min(max(tps, 1.0), gamma + 1.0), max(decode_steps, 1)
 
 
 def family_of(blocks: tuple[int, ...]) -> int | None:

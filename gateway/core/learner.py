@@ -1,7 +1,8 @@
 """Pure online estimates the adaptive policy needs: no I/O, no clock; observations come in as data.
 
-- tokens per engine step on the speculative server, per (class, temperature bucket), from each streamed
-  speculative response (completion tokens / content chunks: each vLLM chunk is one engine step), shrunk
+- tokens per decode step on the speculative server, per (class, temperature bucket), from each streamed
+  speculative response (each vLLM chunk is one engine step; the first is the prefill's one token), the ratio of
+  tokens to steps over the class's responses (`_observe_acceptance`), shrunk
   toward the temperature bucket, then toward the prior (or the backend-wide tokens per step from the scraped
   `vllm:` counter deltas, where that is lower), with a posterior spread for Thompson sampling;
 - output tokens per (class, temperature bucket): the natural length in log space (one observation moves it at most
@@ -22,6 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
+from gateway.core.acceptance_cells import decode_tokens_per_step
 from gateway.core.costmodel import ROLES, CoRunner, Role, StepModel, step_s
 from gateway.core.ewma import Ewma as Ewma  # re-exported: learner_state reads and writes it
 from gateway.core.per_request import PerRequest
@@ -77,6 +79,7 @@ class Observation:
     family: int | None = None  # its prompt's family (`core.acceptance_cells.family_of`)
     temperature: float = 0.0
     queued_prefill_tokens: float = 0.0  # others' prompt tokens priced as queued ahead of it (`Decision.queued_tokens`)
+    copy_source: bool = False  # its prompt holds text the answer may copy (`classify.Features.copy_source`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +104,9 @@ def acceptance_rate(tokens_per_step: float, gamma: int) -> float:
         else:
             hi = mid
     return (lo + hi) / 2
+
+
+MAX_RESPONSE_WEIGHT = 32.0  # a response's weight in its class's acceptance, in 16 decode steps (512 steps)
 
 
 def _clip(x: float, ref: float) -> float:
@@ -229,10 +235,7 @@ class Learner:
         if obs.role == "baseline" and steps is None:
             steps = obs.completion_tokens
         if obs.role == "speculative" and steps:
-            estimate = self.tokens_per_step(*key)
-            self._observe_acceptance(key, obs.bucket, obs.completion_tokens / steps, steps)
-            self.per_request.observe_acceptance(obs.task_class, obs.bucket, obs.prompt_tokens, obs.completion_tokens,
-                                                steps, estimate, obs.family, obs.temperature)
+            self._observe_speculative(key, obs, steps)
         if obs.warmup:
             self._observe_warmup_step(obs, steps)
             return
@@ -266,10 +269,23 @@ class Learner:
         bounded = min(max(logged, ref - math.log(2.0)), ref + math.log(2.0))
         self._log_output.setdefault(key, Ewma(math.log(self.config.prior_output_tokens))).update(bounded, f)
 
-    def _observe_acceptance(self, key: tuple[str, str], bucket: str, tps: float, steps: int) -> None:
+    def _observe_speculative(self, key: tuple[str, str], obs: Observation, steps: int) -> None:
+        """A streamed speculative response: its (class, bucket)'s acceptance, then the per-request cells'."""
+        estimate = self.tokens_per_step(*key)
+        self._observe_acceptance(key, obs.bucket, obs.completion_tokens, steps)
+        self.per_request.observe_acceptance(obs.task_class, obs.bucket, obs.prompt_tokens, obs.completion_tokens,
+                                            steps, estimate, obs.family, obs.temperature, obs.copy_source)
+
+    def _observe_acceptance(self, key: tuple[str, str], bucket: str, tokens: int, steps: int) -> None:
+        """Tokens per *decode* step, the cost model's unit (`costmodel.predict`: the first token comes with the
+        prefill, the other `output - 1` in decode steps), averaged as the ratio of sums: each response weighs its
+        decode steps. Acceptance grows with the answer's length (all-structured Azure code on 8 n-gram servers:
+        1.07 tokens a step over responses of < 8 steps, 2.06 over those of >= 64), so a mean that capped a response's
+        weight at 64 steps read 1.40 where the fleet delivered 1.65 (tokens over steps), and the policy under-used
+        the speculative servers (results/fleet-2026-12-05-e)."""
         f = self.config.forgetting
-        tps = min(max(tps, 1.0), self.config.num_speculative_tokens + 1.0)
-        weight = min(steps / 16.0, 4.0)
+        tps, decode_steps = decode_tokens_per_step(tokens, steps, self.config.num_speculative_tokens)
+        weight = min(decode_steps / 16.0, MAX_RESPONSE_WEIGHT)
         self._tokens_per_step.setdefault(key, Ewma(self.config.prior_tokens_per_step)).update(tps, f, w=weight)
         # The bucket's level stands for classes not seen yet: one long response of one class (a SQL probe at 3.5
         # tokens per step) must not outweigh the prior for all of them, so each response counts once there.

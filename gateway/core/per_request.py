@@ -5,7 +5,7 @@ persisted: re-learned from the first requests."""
 
 from __future__ import annotations
 
-from gateway.core.acceptance_cells import AcceptanceCells
+from gateway.core.acceptance_cells import AcceptanceCells, decode_tokens_per_step
 from gateway.core.outlen import OutputLengths
 
 
@@ -23,31 +23,33 @@ class PerRequest:
         return min(out, float(max_tokens)), self.lengths.error(task_class, bucket, given, prompt_tokens, structured)
 
     def tokens_per_step(self, posterior: tuple[float, float], task_class: str, bucket: str, prompt_tokens: int,
-                        family: int | None, temperature: float = 0.0) -> tuple[float, float]:
+                        family: int | None, temperature: float = 0.0, copy_source: bool = False) -> tuple[float, float]:
         """The (class, bucket) posterior's mean scaled by what such prompts accepted against it; the same sd."""
         mean, sd = posterior
-        ratio = self.acceptance.ratio(task_class, bucket, prompt_tokens, family, temperature)
+        ratio = self.acceptance.ratio(task_class, bucket, prompt_tokens, family, temperature, copy_source)
         return min(max(mean * ratio, 1.0), self.max_tokens_per_step), sd
 
     def for_request(self, posterior: tuple[float, float], task_class: str, bucket: str, max_tokens: int,
                     max_tokens_given: bool, prompt_tokens: int, structured: bool, family: int | None,
-                    temperature: float = 0.0) -> tuple[float, float, float]:
+                    temperature: float = 0.0, copy_source: bool = False) -> tuple[float, float, float]:
         """Output tokens, tokens per step and its sd for one request, from its (class, bucket)'s tokens-per-step
         `posterior` (the learner's) and what the request says."""
         output = self.output(task_class, bucket, max_tokens, max_tokens_given, prompt_tokens, structured)[0]
-        return (output, *self.tokens_per_step(posterior, task_class, bucket, prompt_tokens, family, temperature))
+        return (output, *self.tokens_per_step(posterior, task_class, bucket, prompt_tokens, family, temperature,
+                                              copy_source))
 
     def observe_output(self, task_class: str, bucket: str, max_tokens: int | None, prompt_tokens: int,
                        structured: bool, completion_tokens: int) -> None:
         self.lengths.observe(task_class, bucket, max_tokens, prompt_tokens, structured, completion_tokens)
 
     def observe_acceptance(self, task_class: str, bucket: str, prompt_tokens: int, tokens: int, steps: int,
-                           estimate: float, family: int | None, temperature: float = 0.0) -> None:
-        """A streamed speculative response: `tokens` in `steps` where its (class, bucket) said `estimate`."""
-        tps = min(max(tokens / steps, 1.0), self.max_tokens_per_step)
-        # each response counts once (at most): one response's acceptance is noisy, a long one's as well
-        self.acceptance.observe(task_class, bucket, prompt_tokens, tps, estimate, min(steps / 16.0, 1.0), family,
-                                temperature)
+                           estimate: float, family: int | None, temperature: float = 0.0,
+                           copy_source: bool = False) -> None:
+        """A streamed speculative response: `tokens` in `steps` where its (class, bucket) said `estimate` tokens
+        per decode step."""
+        tps, decode_steps = decode_tokens_per_step(tokens, steps, round(self.max_tokens_per_step) - 1)
+        self.acceptance.observe(task_class, bucket, prompt_tokens, tps, estimate, decode_steps, family, temperature,
+                                copy_source)
 
     def state(self) -> dict[str, int]:
         return {"output_length_cells": self.lengths.cells(), "acceptance_cells": self.acceptance.cells()}

@@ -1,0 +1,95 @@
+"""Acceptance as the decision path reads it: the ratio of decode tokens to decode steps over a class's responses
+(what the cost model's `(output - 1) / tokens_per_step` needs), refined per request by whether the prompt carries a
+copy source (`classify.Features.copy_source`). Issue 38: on all-structured Azure code the n-gram fleet delivered
+1.65 tokens a decode step, the learner read 1.40 and the per-request cells ~1.2 (a mean over responses, each
+counted once, where short answers accept little and long ones most), so specgate under-used its speculative half."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from gateway.core.classify import features
+from gateway.core.learner import Learner, Observation
+from gateway.core.per_request import PerRequest
+from gateway.core.protocol import request_view
+from gateway.settings import Settings
+
+# (completion tokens, content chunks) of a structured answer: short ones accept little, long ones much (the shape
+# of the all-structured Azure window on the n-gram server; results/fleet-2026-12-05-e)
+SHAPES = ((9, 8, 0.60), (30, 22, 0.25), (200, 100, 0.15))
+
+
+def _delivered() -> float:
+    tokens = sum((n - 1) * share for n, _, share in SHAPES)
+    steps = sum((s - 1) * share for _, s, share in SHAPES)
+    return tokens / steps
+
+
+def _speculative(lrn: Learner, tokens: int, steps: int, copy_source: bool = False, cls: str = "structured",
+                 prompt: int = 900) -> None:
+    lrn.observe(Observation(role="speculative", task_class=cls, bucket="greedy", prompt_tokens=prompt,
+                            completion_tokens=tokens, steps=steps, ttft_s=0.05, e2e_s=0.05 + 0.01 * steps,
+                            load_self=1.0, copy_source=copy_source))
+
+
+def _read(lrn: Learner, cls: str = "structured", prompt: int = 900, copy_source: bool = False) -> float:
+    """Tokens per step as the policy prices one more request of this class (router `estimates`)."""
+    return lrn.per_request.for_request(lrn.tokens_per_step_posterior(cls, "greedy"), cls, "greedy", 256, True,
+                                       prompt, True, None, 0.0, copy_source)[1]
+
+
+def test_the_decision_reads_the_tokens_per_decode_step_the_server_delivered() -> None:
+    lrn = Learner(Settings().learner_config())
+    rng = random.Random(7)
+    for _ in range(400):
+        n, s, _ = rng.choices(SHAPES, weights=[share for *_, share in SHAPES])[0]
+        _speculative(lrn, n, s)
+    delivered = _delivered()  # 1.72
+    assert lrn.tokens_per_step("structured", "greedy") == pytest.approx(delivered, rel=0.06)
+    assert _read(lrn) == pytest.approx(delivered, rel=0.06)  # was 1.36: a mean over responses, each once
+
+
+def test_the_first_chunk_is_the_prefills_one_token_not_a_decode_step() -> None:
+    """A 9-token answer in 5 chunks: 1 token with the prefill, 8 in 4 decode steps (2 a step, not 9 / 5 = 1.8)."""
+    lrn = Learner(Settings().learner_config())
+    for _ in range(200):
+        _speculative(lrn, 9, 5)
+    assert lrn.tokens_per_step("structured", "greedy") == pytest.approx(2.0, rel=0.02)
+    assert _read(lrn) == pytest.approx(2.0, rel=0.02)
+
+
+def test_edits_and_new_code_of_one_class_are_told_apart_and_a_new_cell_starts_from_its_neighbours() -> None:
+    lrn = Learner(Settings().learner_config())
+    for _ in range(120):
+        _speculative(lrn, 91, 41, copy_source=True, cls="code")  # an edit copies its prompt: 2.25 a step
+        _speculative(lrn, 61, 51, copy_source=False, cls="code")  # new code: 1.2
+    assert _read(lrn, "code", copy_source=True) > 2.0
+    assert _read(lrn, "code", copy_source=False) < 1.4
+    # an edit with a prompt length never seen starts from the edits' cell, not from the class's mean
+    assert _read(lrn, "code", prompt=7000, copy_source=True) > 1.9
+
+
+def test_a_new_copy_cell_of_a_measured_class_starts_at_the_class() -> None:
+    per = PerRequest(256, 0.98, 5.0)
+    for _ in range(50):
+        per.observe_acceptance("code", "greedy", 300, 61, 51, 1.2, None, 0.0, False)
+    assert per.tokens_per_step((1.2, 0.1), "code", "greedy", 300, None, 0.0, True)[0] == pytest.approx(1.2, rel=0.05)
+
+
+@pytest.mark.parametrize(("prompt", "copy"), [
+    # a real edit request, unfenced: the answer repeats the pasted file
+    ("Here is my file:\n\nimport os\n\ndef load(path):\n    with open(path) as f:\n        return f.read()\n\n"
+     "Change load so it returns bytes.", True),
+    ("Can you rename `n` to `count` in this function?\n\ndef f(n):\n    return n + 1", True),
+    ("```python\n" + "def area(r):\n    return 3.14159 * r * r\n" * 5 + "```\nAdd type hints.", True),
+    ("Summarise the following:\n```\n" + "The quarterly numbers rose by four percent. " * 8, True),  # cut off
+    ("Write a Python function `islink(path)` that tests whether a path is a symbolic link.", False),
+    ("What does `x = 1` mean?\n```python\nx = 1\n```", False),  # a short snippet: little to copy
+    ("Tell me about the history of Rome.", False),
+])
+def test_the_copy_source_is_what_the_request_shows(prompt: str, copy: bool) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": prompt}]}
+    f = features(request_view("/v1/chat/completions", body), Settings().classifier_config())
+    assert f.copy_source is copy

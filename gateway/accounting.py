@@ -107,7 +107,7 @@ class Accounting:
             "event": "request", "id": ctx.request_id, "endpoint": ctx.endpoint, "class": ctx.routed.task_class,
             "backend": backend.role, "instance": backend.name, "reason": d.reason, "ratio": d.ratio,
             "predicted_s": d.predicted_e2e_s, "predicted_ttft_s": d.predicted_ttft_s, "observed_s": round(e2e, 6),
-            "predicted_output_tokens": d.output_tokens,
+            "predicted_output_tokens": d.output_tokens, "predicted_tokens_per_step": d.tokens_per_step,
             "ttft_s": outcome.ttft_s, "status": outcome.status, "completion_tokens": outcome.completion_tokens,
             "engine_steps": outcome.steps, "attempts": ctx.attempts, "prompt_tokens": ctx.routed.features.prompt_tokens,
             "load_self": loads.load_self, "co_runners": loads.co_runners, "group": backend.group,

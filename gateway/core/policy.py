@@ -111,6 +111,7 @@ class Decision:
     ratio: float | None = None  # predicted cost on the best baseline / on the best speculative backend
     output_tokens: float | None = None  # the output length the prediction assumed (logged: its error's share)
     queued_tokens: float = 0.0  # prompt tokens priced as queued ahead of it on its server (the learner nets them out)
+    tokens_per_step: float | None = None  # the speculative tokens per decode step the prediction assumed (logged)
 
 
 def _least_loaded(candidates: Sequence[Candidate]) -> Candidate:
@@ -239,7 +240,7 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     if pending is not None:
         detail += f", to {pending} when free"
     return Decision(chosen.name, chosen.role, reason, detail, pred.e2e_s, pred.ttft_s, ratio, est.output_tokens,
-                    _queued(chosen, est))
+                    _queued(chosen, est), est.tokens_per_step)
 
 
 def _exception_pays(inp: PolicyInput, cfg: AdaptiveConfig, pick: Scored, gain: float) -> bool:

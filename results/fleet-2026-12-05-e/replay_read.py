@@ -1,8 +1,9 @@
 """Offline: replay a stored bench run's speculative responses through the learner of whichever code is on
 PYTHONPATH, in the order they finished, and print what the decision path would have read for each request just
 before it was observed (the class estimate times its per-request cells, as `Router.estimates` asks), against what
-the servers delivered (Σ (tokens - 1) / Σ (chunks - 1)). Prompt families are left out (the records carry no text
-blocks).
+the servers delivered (Σ (tokens - 1) / Σ (chunks - 1)), and the decode steps the reads implied for the
+requests' true lengths (Σ (tokens - 1) / read) over the steps they took (second half; 1: right for these
+lengths). Prompt families are left out (the records carry no text blocks).
 
     PYTHONPATH=CODE python replay_read.py BENCH.json[.gz] POLICY WORKLOAD.jsonl [SPLIT.json]
 
@@ -42,6 +43,8 @@ def main(path: str, policy: str, workload: str, split_path: str | None) -> None:
     has_copy = "copy_source" in inspect.signature(Observation).parameters
     reads: dict[str, list[float]] = defaultdict(list)
     sums: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    # per request (decode tokens, decode steps, read): the second half's Σ tokens / read over Σ steps
+    rows: dict[str, list[tuple[int, int, float]]] = defaultdict(list)
     split: dict[str, bool] = {}
     if not has_copy and split_path:
         with open(split_path) as sf:
@@ -63,6 +66,7 @@ def main(path: str, policy: str, workload: str, split_path: str | None) -> None:
             reads[k].append(tps)
             sums[k][0] += n - 1 if s > 1 else n
             sums[k][1] += s - 1 if s > 1 else s
+            rows[k].append((n - 1 if s > 1 else n, s - 1 if s > 1 else s, tps))
         kw = {"copy_source": f.copy_source} if has_copy else {}
         lrn.observe(Observation(role="speculative", task_class=cls, bucket=bucket, prompt_tokens=f.prompt_tokens,
                                 completion_tokens=n, steps=s, ttft_s=r["ttft_s"] or 0.0, e2e_s=r["e2e_s"],
@@ -72,9 +76,12 @@ def main(path: str, policy: str, workload: str, split_path: str | None) -> None:
         if ds < 50:
             continue
         half = reads[key][len(reads[key]) // 2:]
+        late = rows[key][len(rows[key]) // 2:]
+        implied = sum(t / r for t, _, r in late) / sum(st for _, st, _ in late)
         print(f"{key:22s} delivered {dn / ds:.3f} ({ds} decode steps)  class estimate at the end "
               f"{lrn.tokens_per_step(*key.split('+')[0].split('/')):.3f}  per-request read, median of the second half "
-              f"{statistics.median(half):.3f}  (mean {statistics.fmean(half):.3f})")
+              f"{statistics.median(half):.3f}  (mean {statistics.fmean(half):.3f}); decode steps the reads implied "
+              f"/ taken (second half) {implied:.3f}")
 
 
     if has_copy and split_path:

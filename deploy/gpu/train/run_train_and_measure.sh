@@ -85,7 +85,7 @@ case $cmd in
   train)
     [ -f "$DATA/train.bin" ] || { echo "no $DATA/train.bin: build it here first (README)"; exit 2; }
     train_bg target "${TARGET_MIN:-7}"; [ "${DRAFT_MIN:-5}" = 0 ] || train_bg draft "${DRAFT_MIN:-5}"
-    sleep 45; tail -3 $T/logs/train-*.log; collect;;
+    sleep 45; tail -n 3 $T/logs/train-*.log; collect;;
   measure)
     for m in target draft; do  # wait for both models
       while alive "train-$m" && [ "$(left)" -gt 120 ]; do sleep 5; done

@@ -93,23 +93,3 @@ def test_the_copy_source_is_what_the_request_shows(prompt: str, copy: bool) -> N
     body = {"model": "m", "messages": [{"role": "user", "content": prompt}]}
     f = features(request_view("/v1/chat/completions", body), Settings().classifier_config())
     assert f.copy_source is copy
-
-
-def test_the_max_tokens_a_client_sets_keys_the_acceptance_it_is_read_at() -> None:
-    """Clients size `max_tokens` to the answer, and long answers accept more (all-structured Azure code: 1.26 tokens a
-    decode step at `max_tokens` 64, 1.6-2.5 at 128-2048): each size is read at its own rate, a size never seen at
-    its class's."""
-    lrn = Learner(Settings().learner_config())
-    for i in range(300):
-        short = i % 5 != 0
-        n, s, cap = (13, 11, 64) if short else (201, 91, 1024)
-        lrn.observe(Observation(role="speculative", task_class="structured", bucket="greedy", prompt_tokens=900,
-                                completion_tokens=n, steps=s, ttft_s=0.05, e2e_s=0.2, load_self=1.0, max_tokens=cap))
-
-    def read(cap: int) -> float:
-        return lrn.per_request.for_request(lrn.tokens_per_step_posterior("structured", "greedy"), "structured",
-                                           "greedy", cap, True, 900, True, None, 0.0, False)[1]
-
-    assert read(64) == pytest.approx(12 / 10, rel=0.06)
-    assert read(1024) == pytest.approx(200 / 90, rel=0.06)
-    assert read(256) == pytest.approx(lrn.tokens_per_step("structured", "greedy"), rel=0.06)

@@ -5,9 +5,7 @@ answer the prompt already holds: an edit of the code in its prompt ran at ~3.2 t
 n-gram server, new code from a one-line request at ~1.2, both "code" at temperature 0 (the speculative server's
 median prediction error on code was 28% on the multi-turn built-in). Coarse to fine, per (class, bucket,
 temperature) -> + whether the prompt carries a copy source (`classify.Features.copy_source`: a block of text the
-answer may repeat) -> + the client's `max_tokens` in powers of two (clients size it to the answer, and long answers
-accept more: all-structured Azure code at `max_tokens` 64 ran at 1.26 tokens a decode step, at 128-2048 at
-1.6-2.5) -> + prompt length in powers of two, a cell learns the ratio of the observed tokens per decode
+answer may repeat) -> + prompt length in powers of two, a cell learns the ratio of the observed tokens per decode
 step to the (class, bucket) estimate at the time; a request's estimate is that estimate times the finest cell's
 ratio, each cell shrunk toward the one above as if by `SHRINK` responses (a new cell starts from its neighbours).
 
@@ -60,10 +58,10 @@ class RatioCell:
 
 
 class AcceptanceCells:
-    """Coarse to fine: (class, bucket, temperature in tenths) -> + copy source -> + `max_tokens` -> + prompt
-    length -> + prompt family. Each level learns the ratio of observed to estimated tokens per decode step, shrunk
-    toward the level above (`SHRINK`); the temperature level exists because a bucket spans temperatures that accept
-    differently (a sampled draft survives less often the flatter the distribution: 0.2 and 0.6 share "low")."""
+    """Coarse to fine: (class, bucket, temperature in tenths) -> + copy source -> + prompt length -> + prompt
+    family. Each level learns the ratio of observed to estimated tokens per decode step, shrunk toward the level
+    above (`SHRINK`); the temperature level exists because a bucket spans temperatures that accept differently (a
+    sampled draft survives less often the flatter the distribution: 0.2 and 0.6 share the "low" bucket)."""
 
     def __init__(self, forgetting: float) -> None:
         self.forgetting = forgetting
@@ -71,19 +69,18 @@ class AcceptanceCells:
         self._families: OrderedDict[Key, RatioCell] = OrderedDict()
 
     @staticmethod
-    def _keys(task_class: str, bucket: str, prompt_tokens: int, temperature: float, copy_source: bool,
-              max_tokens: int | None) -> tuple[Key, Key, Key, Key]:
+    def _keys(task_class: str, bucket: str, prompt_tokens: int, temperature: float,
+              copy_source: bool) -> tuple[Key, Key, Key]:
         t = str(round(min(max(temperature, 0.0), 2.0) * 10))
         c = "copy" if copy_source else "new"
-        cap = "-" if max_tokens is None else str(round(math.log2(max(max_tokens, 1))))
-        return ((task_class, bucket, t), (task_class, bucket, t, c), (task_class, bucket, t, c, cap),
-                (task_class, bucket, t, c, cap, str(round(math.log2(max(prompt_tokens, 1))))))
+        return ((task_class, bucket, t), (task_class, bucket, t, c),
+                (task_class, bucket, t, c, str(round(math.log2(max(prompt_tokens, 1))))))
 
     def ratio(self, task_class: str, bucket: str, prompt_tokens: int, family: int | None = None,
-              temperature: float = 0.0, copy_source: bool = False, max_tokens: int | None = None) -> float:
+              temperature: float = 0.0, copy_source: bool = False) -> float:
         """How many times the (class, bucket) estimate such a request is expected to accept."""
         est = 1.0
-        for key in self._keys(task_class, bucket, prompt_tokens, temperature, copy_source, max_tokens):
+        for key in self._keys(task_class, bucket, prompt_tokens, temperature, copy_source):
             cell = self._cells.get(key)
             if cell is not None:
                 est = cell.shrunk(est, SHRINK)
@@ -93,8 +90,7 @@ class AcceptanceCells:
         return est
 
     def observe(self, task_class: str, bucket: str, prompt_tokens: int, observed_tps: float, estimate_tps: float,
-                steps: float, family: int | None = None, temperature: float = 0.0, copy_source: bool = False,
-                max_tokens: int | None = None) -> None:
+                steps: float, family: int | None = None, temperature: float = 0.0, copy_source: bool = False) -> None:
         """A speculative response: `observed_tps` tokens per decode step over `steps` decode steps, where the
         (class, bucket) said `estimate_tps`."""
         if observed_tps <= 0 or estimate_tps <= 0 or steps <= 0:
@@ -110,7 +106,7 @@ class AcceptanceCells:
                     families.popitem(last=False)
             families.move_to_end(fkey)
             fam.update(ratio, steps, evidence, self.forgetting)
-        for key in self._keys(task_class, bucket, prompt_tokens, temperature, copy_source, max_tokens):
+        for key in self._keys(task_class, bucket, prompt_tokens, temperature, copy_source):
             cell = self._cells.get(key)
             if cell is None:
                 if len(self._cells) >= MAX_CELLS:

@@ -274,8 +274,7 @@ class Learner:
         estimate = self.tokens_per_step(*key)
         self._observe_acceptance(key, obs.bucket, obs.completion_tokens, steps)
         self.per_request.observe_acceptance(obs.task_class, obs.bucket, obs.prompt_tokens, obs.completion_tokens,
-                                            steps, estimate, obs.family, obs.temperature, obs.copy_source,
-                                            obs.max_tokens)
+                                            steps, estimate, obs.family, obs.temperature, obs.copy_source)
 
     def _observe_acceptance(self, key: tuple[str, str], bucket: str, tokens: int, steps: int) -> None:
         """Tokens per *decode* step, the cost model's unit (`costmodel.predict`: the first token comes with the

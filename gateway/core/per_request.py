@@ -23,12 +23,10 @@ class PerRequest:
         return min(out, float(max_tokens)), self.lengths.error(task_class, bucket, given, prompt_tokens, structured)
 
     def tokens_per_step(self, posterior: tuple[float, float], task_class: str, bucket: str, prompt_tokens: int,
-                        family: int | None, temperature: float = 0.0, copy_source: bool = False,
-                        max_tokens: int | None = None) -> tuple[float, float]:
-        """The (class, bucket) posterior's mean scaled by what such prompts accepted against it; the same sd.
-        `max_tokens`: as the client set it (None: not set)."""
+                        family: int | None, temperature: float = 0.0, copy_source: bool = False) -> tuple[float, float]:
+        """The (class, bucket) posterior's mean scaled by what such prompts accepted against it; the same sd."""
         mean, sd = posterior
-        ratio = self.acceptance.ratio(task_class, bucket, prompt_tokens, family, temperature, copy_source, max_tokens)
+        ratio = self.acceptance.ratio(task_class, bucket, prompt_tokens, family, temperature, copy_source)
         return min(max(mean * ratio, 1.0), self.max_tokens_per_step), sd
 
     def for_request(self, posterior: tuple[float, float], task_class: str, bucket: str, max_tokens: int,
@@ -38,7 +36,7 @@ class PerRequest:
         `posterior` (the learner's) and what the request says."""
         output = self.output(task_class, bucket, max_tokens, max_tokens_given, prompt_tokens, structured)[0]
         return (output, *self.tokens_per_step(posterior, task_class, bucket, prompt_tokens, family, temperature,
-                                              copy_source, max_tokens if max_tokens_given else None))
+                                              copy_source))
 
     def observe_output(self, task_class: str, bucket: str, max_tokens: int | None, prompt_tokens: int,
                        structured: bool, completion_tokens: int) -> None:
@@ -46,12 +44,12 @@ class PerRequest:
 
     def observe_acceptance(self, task_class: str, bucket: str, prompt_tokens: int, tokens: int, steps: int,
                            estimate: float, family: int | None, temperature: float = 0.0,
-                           copy_source: bool = False, max_tokens: int | None = None) -> None:
+                           copy_source: bool = False) -> None:
         """A streamed speculative response: `tokens` in `steps` where its (class, bucket) said `estimate` tokens
         per decode step."""
         tps, decode_steps = decode_tokens_per_step(tokens, steps, round(self.max_tokens_per_step) - 1)
         self.acceptance.observe(task_class, bucket, prompt_tokens, tps, estimate, decode_steps, family, temperature,
-                                copy_source, max_tokens)
+                                copy_source)
 
     def state(self) -> dict[str, int]:
         return {"output_length_cells": self.lengths.cells(), "acceptance_cells": self.acceptance.cells()}

@@ -70,8 +70,7 @@ def main(path: str, policy: str, workload: str, split_path: str | None) -> None:
         kw = {"copy_source": f.copy_source} if has_copy else {}
         lrn.observe(Observation(role="speculative", task_class=cls, bucket=bucket, prompt_tokens=f.prompt_tokens,
                                 completion_tokens=n, steps=s, ttft_s=r["ttft_s"] or 0.0, e2e_s=r["e2e_s"],
-                                load_self=1.0, temperature=f.temperature,
-                                max_tokens=f.max_tokens if f.max_tokens_given else None, **kw))
+                                load_self=1.0, temperature=f.temperature, **kw))
     for key in sorted(sums):
         dn, ds = sums[key]
         if ds < 50:

@@ -30,9 +30,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="results/shadow-2026-12-05-e/realcheck.json")
     args = ap.parse_args()
-    prompts = {json.loads(line)["id"]: json.loads(line) for line in open(DATA / "prompts.jsonl")}
-    rows = [json.loads(line) for line in gzip.open(RUN / "requests.jsonl.gz", "rt")]
-    real = json.load(open(RUN / "results.json"))["servers"]["ngram"]["segments"]
+    prompts = {p["id"]: p for p in map(json.loads, (DATA / "prompts.jsonl").read_text().splitlines())}
+    rows = [json.loads(line) for line in gzip.decompress((RUN / "requests.jsonl.gz").read_bytes()).splitlines()]
+    real = json.loads((RUN / "results.json").read_text())["servers"]["ngram"]["segments"]
     bpe = Tokenizer.from_file(str(DATA / "tokenizer" / "tokenizer.json"))
     cfg = LookupConfig(k=4, nmin=2, nmax=4, max_prompt_tokens=1 << 20, max_output_tokens=1 << 20)
     capped = LookupConfig(k=4, nmin=2, nmax=4)  # the gateway's bounds
@@ -50,8 +50,9 @@ def main() -> None:
         ids_p = bpe.encode(p["prompt"], add_special_tokens=False).ids
         ids_o = bpe.encode(r["text"], add_special_tokens=False).ids
         real_tok = replay([str(i) for i in ids_p], [str(i) for i in ids_o], cfg)
-        a[0] += std.tokens; a[1] += std.steps; a[2] += real_tok.tokens; a[3] += real_tok.steps
-        a[4] += r.get("tokens", 0); a[5] += r.get("chunks", 0); a[6] += 1; a[7] += real_tok.drafted_steps
+        for i, x in enumerate((std.tokens, std.steps, real_tok.tokens, real_tok.steps, r.get("tokens", 0),
+                               r.get("chunks", 0), 1, real_tok.drafted_steps)):
+            a[i] += x
         per_request.append({"id": r["id"], "label": r["label"], "std": std.tokens_per_step,
                             "bpe": real_tok.tokens_per_step, "tokens": r.get("tokens"), "chunks": r.get("chunks")})
     table = []
@@ -75,8 +76,9 @@ def main() -> None:
           "vLLM drafted share | shadow BPE drafted share |")
     print("|---|---|---|---|---|---|---|---|")
     for t in table:
-        print(f"| {t['label']} | {t['cls']} | {t['mode']} | {t['vllm_ngram_tps']:.3f} | {t['shadow_standin_tps']:.3f} | "
-              f"{t['shadow_bpe_tps']:.3f} | {t['vllm_drafted_share']:.3f} | {t['shadow_bpe_drafted_share']:.3f} |")
+        print(f"| {t['label']} | {t['cls']} | {t['mode']} | {t['vllm_ngram_tps']:.3f} | "
+              f"{t['shadow_standin_tps']:.3f} | {t['shadow_bpe_tps']:.3f} | {t['vllm_drafted_share']:.3f} | "
+              f"{t['shadow_bpe_drafted_share']:.3f} |")
     print("shadow cost per request (stand-in, gateway caps), us:", out["shadow_us"])
 
 

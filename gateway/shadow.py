@@ -40,15 +40,15 @@ class Shadow:
         self.cost_s = 0.0  # total CPU seconds the replays took
         self.cost_max_s = 0.0
 
-    def capture(self, role: Role) -> bytearray | None:
+    def capture(self, role: Role, now: float | None = None) -> bytearray | None:
         """A buffer for the response's bytes when it is to be replayed, else None."""
         if role == "speculative":
             self._speculative_seen += 1
             share, seen = self.settings.shadow_calibration_share, self._speculative_seen
             if int(seen * share) == int((seen - 1) * share):  # every 1/share-th response
                 return None
-        now = time.monotonic()
-        self._tokens = min(self._tokens + (now - self._at) * self.settings.shadow_rate_per_s, self._cap)
+        now = time.monotonic() if now is None else now
+        self._tokens = min(self._tokens + max(now - self._at, 0.0) * self.settings.shadow_rate_per_s, self._cap)
         self._at = now
         if self._tokens < 1.0:
             return None

@@ -114,3 +114,34 @@ def test_a_shadow_read_weighs_less_than_a_served_response() -> None:
                                completion_tokens=120, steps=40, ttft_s=0.05, e2e_s=0.5, load_self=1.0))
     shadowed.observe_shadow("code", "greedy", 400, 3.0, 40, scale=0.5)
     assert served.tokens_per_step("code", "greedy") > shadowed.tokens_per_step("code", "greedy") > 1.2
+
+
+def _naive(prompt: list[str], out: list[str], k: int, nmin: int, nmax: int) -> int:
+    """vLLM's rule searched the slow way: steps for `out` (the longest suffix, its earliest earlier occurrence)."""
+    ctx, pos, steps = [*prompt, out[0]], 1, 1
+    while pos < len(out):
+        draft: list[str] = []
+        for n in range(nmax, nmin - 1, -1):
+            if len(ctx) < n:
+                continue
+            ends = [e for e in range(n, len(ctx)) if ctx[e - n:e] == ctx[-n:]]
+            if ends:
+                draft = ctx[ends[0]:ends[0] + min(k, len(out) - pos)]
+                break
+        accepted = 0
+        while accepted < len(draft) and draft[accepted] == out[pos + accepted]:
+            accepted += 1
+        emitted = min(accepted + 1, len(out) - pos)
+        ctx += out[pos:pos + emitted]
+        pos += emitted
+        steps += 1
+    return steps
+
+
+@given(st.lists(st.sampled_from("abcde"), max_size=150), st.lists(st.sampled_from("abcde"), min_size=1, max_size=120),
+       st.integers(1, 5), st.integers(1, 3), st.integers(0, 2))
+def test_the_indexed_replay_equals_the_rule_searched_naively(prompt: list[str], out: list[str], k: int, nmin: int,
+                                                             extra: int) -> None:
+    """The incremental index (and its bulk build for long prompts) drafts exactly what a plain search would."""
+    read = replay(prompt, out, LookupConfig(k=k, nmin=nmin, nmax=nmin + extra))
+    assert read.steps == _naive(prompt, out, k, nmin, nmin + extra)

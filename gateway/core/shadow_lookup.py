@@ -30,6 +30,7 @@ _TOKEN = re.compile(r"""'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+| ?\d{1,3}| ?[^\s\w]+|_+
 
 MAX_PROMPT_TOKENS = 4096
 MAX_OUTPUT_TOKENS = 1024
+BULK = 64  # tokens from which an extension of the index is built in bulk
 
 
 def tokenize(text: str) -> list[str]:
@@ -68,6 +69,9 @@ class _Index:
         self.ctx: list[str] = []
 
     def extend(self, tokens: Sequence[str]) -> None:
+        if len(tokens) > BULK:
+            self._bulk(tokens)
+            return
         ctx, first = self.ctx, self.first
         for tok in tokens:
             ctx.append(tok)
@@ -75,6 +79,20 @@ class _Index:
             for n in self.sizes:
                 if end >= n:
                     first.setdefault(tuple(ctx[end - n:end]), end)
+
+    def _bulk(self, tokens: Sequence[str]) -> None:
+        """`extend` for many tokens (a prompt): each size's n-grams built by `zip` and inserted in reverse order, so
+        that the earliest occurrence is the one kept; entries already there are earlier still and win."""
+        ctx = self.ctx
+        old = len(ctx)
+        ctx.extend(tokens)
+        new: dict[tuple[str, ...], int] = {}
+        for n in self.sizes:
+            start = max(old - n + 1, 0)  # the first n-gram that ends past `old`
+            grams = list(zip(*(ctx[start + j:] for j in range(n)), strict=False))
+            new.update(zip(reversed(grams), range(len(ctx), start + n - 1, -1), strict=True))
+        new.update(self.first)
+        self.first = new
 
     def propose(self, k: int) -> list[str]:
         """The longest suffix (nmax .. nmin tokens) seen earlier, at its first occurrence: the k tokens after it."""

@@ -32,7 +32,7 @@ class Shadow:
         self.cfg = LookupConfig(k=settings.num_speculative_tokens, nmin=settings.shadow_prompt_lookup_min,
                                 nmax=settings.shadow_prompt_lookup_max)
         self.calibration = ShadowCalibration(settings.shadow_default_ratio, settings.prior_weight,
-                                             settings.forgetting)
+                                             settings.forgetting, settings.shadow_default_ratio_sampled)
         self._tokens = self._cap = max(settings.shadow_rate_per_s, 1.0)  # a token bucket of replays a second
         self._at = time.monotonic()
         self._speculative_seen = 0

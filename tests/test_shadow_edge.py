@@ -54,7 +54,7 @@ async def test_a_structured_class_gets_shadow_acceptance_while_only_the_baseline
         pair.register_references({f"s{i}": ANSWER for i in range(4)})
         gw: RunningGateway = await gateway_factory(
             baseline_urls=[pair.baseline_url], speculative_urls=[pair.speculative_url], policy="baseline",
-            shadow_lookup=True)
+            shadow_lookup=True, shadow_default_ratio=0.5)
         state = gw.app[AppState.key]
         client = openai.AsyncOpenAI(base_url=gw.url + "/v1", api_key="unused", max_retries=0, timeout=60)
         for i in range(3):
@@ -78,6 +78,6 @@ async def test_a_structured_class_gets_shadow_acceptance_while_only_the_baseline
         row = shadow["classes"]["structured/greedy"]
         assert row["reads"] == 4 and row["shadow_tokens_per_step"] > 1.6  # the answer copies the record
         # calibrated at the default share of the gain (nothing served by the n-gram server to calibrate on)
-        assert 1.5 < row["calibrated_tokens_per_step"] < row["shadow_tokens_per_step"]
+        assert abs(row["calibrated_tokens_per_step"] - (1 + 0.5 * (row["shadow_tokens_per_step"] - 1))) < 1e-3
         assert row["learned_tokens_per_step"] > 1.3 > Settings().prior_tokens_per_step
         assert shadow["replays"] == 4 and shadow["cost_us_mean"] > 0 and shadow["calibration"] == {}

@@ -82,6 +82,8 @@ def test_calibration_starts_at_the_default_and_learns_the_measured_share() -> No
         cal.observe("high", measured_tps=1.5, shadow_tps=3.0, steps=32)
     assert 0.25 < cal.ratio("high") < 0.30  # shrunk toward 0.5 by 3 of ~50 responses' weight
     assert cal.ratio("greedy") == 0.5  # per bucket
+    two = ShadowCalibration(default_ratio=1.0, prior_weight=3.0, forgetting=0.98, default_ratio_sampled=0.75)
+    assert (two.ratio("greedy"), two.ratio("low"), two.ratio("high")) == (1.0, 0.75, 0.75)
     assert cal.calibrated("high", 0.9) == 1.0  # never below one token a step
     assert math.isnan(gain_ratio(1.5, 1.0))
 

@@ -5,7 +5,7 @@ A shadow read can be biased against the real server: its tokenizer is a stand-in
 acceptance in ways the text does not show. Per temperature bucket the calibration learns how much of the shadow's gain
 over one token a step the server really measured, from responses the speculative server itself served (the shadow is
 replayed on those too): the ratio of the forgetting means of the two gains, weighted by the response's steps, shrunk
-toward a conservative default as if by `prior_weight` responses. A calibrated read is 1 + ratio × (shadow − 1).
+toward a default (greedy, sampled) as if by `prior_weight` responses. A calibrated read is 1 + ratio × (shadow − 1).
 """
 
 from __future__ import annotations
@@ -26,21 +26,27 @@ class _Pair:
 
 
 class ShadowCalibration:
-    def __init__(self, default_ratio: float, prior_weight: float, forgetting: float) -> None:
-        self.default_ratio = default_ratio
+    def __init__(self, default_ratio: float, prior_weight: float, forgetting: float,
+                 default_ratio_sampled: float | None = None) -> None:
+        self.default_ratio = default_ratio  # greedy
+        self.default_ratio_sampled = default_ratio if default_ratio_sampled is None else default_ratio_sampled
         self.prior_weight = prior_weight
         self.forgetting = forgetting
         self._pairs: dict[str, _Pair] = {}
         # per (class, bucket): the shadow's raw tokens per step and its calibrated read
         self._reads: dict[tuple[str, str], tuple[Ewma, Ewma]] = {}
 
+    def default(self, bucket: str) -> float:
+        return self.default_ratio if bucket == "greedy" else self.default_ratio_sampled
+
     def ratio(self, bucket: str) -> float:
         pair = self._pairs.get(bucket)
+        default = self.default(bucket)
         if pair is None or pair.shadow.weight <= 0 or pair.shadow.value < MIN_GAIN:
-            return self.default_ratio
+            return default
         measured = min(max(pair.measured.value / pair.shadow.value, 0.0), MAX_RATIO)
         w = pair.shadow.weight
-        return (measured * w + self.default_ratio * self.prior_weight) / (w + self.prior_weight)
+        return (measured * w + default * self.prior_weight) / (w + self.prior_weight)
 
     def calibrated(self, bucket: str, shadow_tps: float) -> float:
         return 1.0 + self.ratio(bucket) * max(shadow_tps - 1.0, 0.0)
@@ -67,7 +73,7 @@ class ShadowCalibration:
                          "shadow_gain": round(p.shadow.value, 4), "responses": p.shadow.count}
                 for bucket, p in sorted(self._pairs.items())
             },
-            "default_ratio": self.default_ratio,
+            "default_ratio": {"greedy": self.default_ratio, "sampled": self.default_ratio_sampled},
             "classes": {
                 f"{c}/{b}": {"shadow_tokens_per_step": round(raw.value, 4),
                              "calibrated_tokens_per_step": round(cal.value, 4), "reads": raw.count}

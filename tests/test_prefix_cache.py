@@ -9,7 +9,7 @@ from openai import AsyncOpenAI
 
 from gateway.bench.kit.procs import fetch_text
 from gateway.emulator import EmulatedFleet
-from gateway.emulator.prefix_cache import block_hashes, output_block_hashes
+from gateway.emulator.prefix_cache import PrefixCache, block_hashes, output_block_hashes
 from gateway.emulator.text import tokenize
 from gateway.emulator.wire import chat_prompt
 
@@ -64,3 +64,15 @@ async def test_a_conversations_next_turn_hits_its_own_reply() -> None:
     history = prompt_1 + len(tokenize(" " + REPLY))
     assert hits > prompt_1 + 16  # past the first prompt: the reply's blocks were cached
     assert hits >= history - history % 16 - 16
+
+
+def test_under_pressure_a_prompt_loses_its_tail_first_as_in_vllm() -> None:
+    """vLLM frees a request's blocks in reverse ("so that the tail blocks are evicted first"): a cached prompt
+    squeezed by newer ones keeps its head, which its next turn still hits. Evicting from the head (the emulator
+    before) lost the whole prompt at the first eviction, since a hit needs the leading blocks."""
+    cache = PrefixCache(capacity=10)
+    old = list(range(100, 108))  # a prompt of 8 blocks
+    cache.insert(old)
+    cache.insert(list(range(200, 204)))  # a newer prompt of 4 blocks: 2 of the old prompt's must go
+    assert cache.hit_blocks(old) == 6  # head kept, the two tail blocks evicted
+    assert cache.hit_blocks(list(range(200, 204))) == 4

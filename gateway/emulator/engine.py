@@ -313,7 +313,9 @@ class Engine:
             self.running.remove(seq)
         if isinstance(seq.block_hashes, BlockChain):  # the reply's full blocks, for the conversation's next turn
             reply = [t for t in seq.target[: seq.n_out] if t != EOS]
-            self.prefix_cache.insert(output_block_hashes(seq.block_hashes, reply, self.profile.block_size))
+            # freed as vLLM frees them: the whole chain, tail first (the prompt's head is the last evicted)
+            self.prefix_cache.insert([*seq.block_hashes, *output_block_hashes(seq.block_hashes, reply,
+                                                                             self.profile.block_size)])
         self.metrics.success[seq.finish_reason].inc()
         self.metrics.e2e.observe(end - seq.arrival)
         self.stats.completed += 1

@@ -72,7 +72,10 @@ class PrefixCache:
         return n
 
     def insert(self, hashes: Sequence[int]) -> None:
-        for h in hashes:
+        """Cache (or refresh) a chain's blocks in reverse, as vLLM frees a request's blocks ("in reverse order so
+        that the tail blocks are evicted first"): under pressure a prompt loses its tail, and keeps the head that
+        its next turn and its siblings share."""
+        for h in reversed(hashes):
             self._blocks[h] = None
             self._blocks.move_to_end(h)
         while len(self._blocks) > self.capacity:

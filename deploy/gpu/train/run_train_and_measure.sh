@@ -5,12 +5,16 @@
 #   bash deploy/gpu/train/run_train_and_measure.sh measure   # after staging vLLM (../shared/gpu/stage.sh): waits for
 #                                                            # the models, starts the servers, measures; repeat it
 #                                                            # until it prints "ALL MEASURED" (it resumes)
+#   bash deploy/gpu/train/run_train_and_measure.sh serve     # the pair's servers only (LABELS, default
+#                                                            # "baseline ngram"), no acceptance measurement: waits
+#                                                            # for the target, starts them, waits until healthy
 #   bash deploy/gpu/train/run_train_and_measure.sh pack      # here (CPU, no GPU): corpus + tokenizer at full size, then
 #                                                            # the files the GPU needs into out/gpu-data (carry that)
 #   bash deploy/gpu/train/run_train_and_measure.sh cpu       # the whole chain at tiny size on CPU, emulator for vLLM
 # Everything a call produces goes to $OUT (flat, <= 8 files): results.json, requests.jsonl, summary.md, train.json,
 # logs.txt, nvidia-smi.txt. State between calls lives in /tmp/train (models, logs, results so far).
-# env: DATA (deploy/gpu/train/out/gpu-data), TARGET_MIN (7), DRAFT_MIN (5), BUDGET_S (560), MEM (0.25 per server),
+# env: DATA (deploy/gpu/train/out/gpu-data), TARGET_MIN (7), DRAFT_MIN (5; 0 = no draft), BUDGET_S (560),
+#      MEM (0.25 per server), PAIR_NAME (pair: the folder and $OUT/NAME.tgz of a `pair` call),
 #      LABELS ("baseline draft ngram"), CONC (8), PER_CLASS (0 = all), VLLM_ARGS (extra, e.g. --enforce-eager)
 set -u
 cmd=${1:-measure}
@@ -80,8 +84,8 @@ measured() { $PY -c "import json,sys; d=json.load(open('$T/results/results.json'
 case $cmd in
   train)
     [ -f "$DATA/train.bin" ] || { echo "no $DATA/train.bin: build it here first (README)"; exit 2; }
-    train_bg target "${TARGET_MIN:-7}"; train_bg draft "${DRAFT_MIN:-5}"
-    sleep 45; tail -3 $T/logs/train-*.log; collect;;
+    train_bg target "${TARGET_MIN:-7}"; [ "${DRAFT_MIN:-5}" = 0 ] || train_bg draft "${DRAFT_MIN:-5}"
+    sleep 45; tail -n 3 $T/logs/train-*.log; collect;;
   measure)
     for m in target draft; do  # wait for both models
       while alive "train-$m" && [ "$(left)" -gt 120 ]; do sleep 5; done
@@ -106,21 +110,31 @@ case $cmd in
     all=1; for label in ${LABELS:-baseline draft ngram}; do measured "$label" || all=0; done
     [ $all = 1 ] && echo "ALL MEASURED" || echo "not all measured: run measure again"
     collect;;
+  serve)  # the pair only (no draft, no acceptance measurement): wait for the target, start the servers one by one
+    while alive train-target && [ "$(left)" -gt 120 ]; do sleep 5; done
+    [ -f "$T/models/target/model.safetensors" ] || { echo "target not trained yet"; collect; exit 1; }
+    [ -d /tmp/site/vllm ] || { echo "vLLM not staged in /tmp/site (../shared/gpu/stage.sh)"; collect; exit 1; }
+    for label in ${LABELS:-baseline ngram}; do
+      serve "$label"; wait_healthy "$label" $(( $(left) - 30 )) || break
+    done
+    all=1; for label in ${LABELS:-baseline ngram}; do alive "$label" || all=0; done
+    [ $all = 1 ] && echo "ALL SERVING" || echo "not all serving: run serve again"
+    collect;;
   pair)  # issue 39 (5): the one-GPU pair of this model (baseline 8001 + n-gram 8003, from `measure`) behind
          # specgate: statics and adaptive at low load (mixed-low, Poisson 1.5/s) and c = 48 (mixed-high), as run_one_gpu.sh
     alive baseline && alive ngram || { echo "the pair is not serving: run measure first"; collect; exit 1; }
     if [ -d .gpu-wheels ] && [ ! -f /tmp/extra/.done ]; then
       python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/extra .gpu-wheels/*.whl && touch /tmp/extra/.done
     fi
-    mkdir -p $T/pair
-    PYTHONPATH=/tmp/site:/tmp/extra:$repo PYTHONUNBUFFERED=1 $PY deploy/gpu/real_bench.py --out $T/pair \
+    P=${PAIR_NAME:-pair}; mkdir -p "$T/$P"
+    PYTHONPATH=/tmp/site:/tmp/extra:$repo PYTHONUNBUFFERED=1 $PY deploy/gpu/real_bench.py --out "$T/$P" \
       --label real-h200-trained-pair --baseline-url http://127.0.0.1:8001 --speculative-url http://127.0.0.1:8003 \
       --model target --tokenizer $T/models/target/tokenizer.json --max-model-len 4096 --warmup ${WARMUP:-24} \
       --policies "${POLICIES:-adaptive@1,adaptive@2,baseline,speculative}" --budget-s $(( $(left) - 30 )) \
       --meta "layout=pair of the trained 160M target, 0.25 + 0.25 of one GPU, n-gram gamma 4 (real acceptance)" \
-      --meta "gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" > $T/logs/pair-bench.log 2>&1
-    tail -25 $T/logs/pair-bench.log
-    tar czf "$OUT/pair.tgz" -C $T pair; collect;;
+      --meta "gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" > "$T/logs/$P-bench.log" 2>&1
+    tail -25 "$T/logs/$P-bench.log"
+    tar czf "$OUT/$P.tgz" -C $T "$P"; collect;;
   pack)  # on the CPU machine: .venv (gateway) builds the corpus, .venv-train (tokenizers) the tokenizer
     D=$here/out/data; PY=${PYTHON:-.venv/bin/python}; TPY=${TRAIN_PYTHON:-.venv-train/bin/python}
     $PY "$here/build_corpus.py" --out "$D" --max-mb "${MAX_MB:-30}" && \
@@ -148,5 +162,5 @@ case $cmd in
     $PY "$here/compare_emulator.py" --prompts "$D/prompts.jsonl" --real $T/results/results.json \
       --requests $T/results/requests.jsonl --labels draft --conc 4 > "$T/logs/compare.log" 2>&1
     collect;;
-  *) echo "usage: $0 pack|train|measure|pair|cpu"; exit 2;;
+  *) echo "usage: $0 pack|train|measure|serve|pair|cpu"; exit 2;;
 esac

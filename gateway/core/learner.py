@@ -266,15 +266,28 @@ class Learner:
         bounded = min(max(logged, ref - math.log(2.0)), ref + math.log(2.0))
         self._log_output.setdefault(key, Ewma(math.log(self.config.prior_output_tokens))).update(bounded, f)
 
-    def _observe_acceptance(self, key: tuple[str, str], bucket: str, tps: float, steps: int) -> None:
+    def _observe_acceptance(self, key: tuple[str, str], bucket: str, tps: float, steps: int,
+                            scale: float = 1.0) -> None:
         f = self.config.forgetting
         tps = min(max(tps, 1.0), self.config.num_speculative_tokens + 1.0)
-        weight = min(steps / 16.0, 4.0)
+        weight = min(steps / 16.0, 4.0) * scale
         self._tokens_per_step.setdefault(key, Ewma(self.config.prior_tokens_per_step)).update(tps, f, w=weight)
         # The bucket's level stands for classes not seen yet: one long response of one class (a SQL probe at 3.5
         # tokens per step) must not outweigh the prior for all of them, so each response counts once there.
         self._bucket_tokens_per_step.setdefault(bucket, Ewma(self.config.prior_tokens_per_step)).update(
             tps, f, w=min(weight, 1.0))
+
+    def observe_shadow(self, task_class: str, bucket: str, prompt_tokens: int, tokens_per_step: float, steps: int,
+                       scale: float, family: int | None = None, temperature: float = 0.0) -> None:
+        """Acceptance evidence without the speculative server: the tokens per step it would have reached on a
+        response another server gave (`core.shadow_lookup`, calibrated), at `scale` of a served response's weight."""
+        if steps <= 0 or scale <= 0 or not math.isfinite(tokens_per_step):
+            return
+        key = (task_class, bucket)
+        estimate = self.tokens_per_step(*key)
+        self._observe_acceptance(key, bucket, tokens_per_step, steps, scale)
+        self.per_request.observe_acceptance(task_class, bucket, prompt_tokens, round(tokens_per_step * steps), steps,
+                                            estimate, family, temperature, scale)
 
     def _observe_warmup_step(self, obs: Observation, steps: int | None) -> None:
         """A warm-up response (compiles, cold caches) can only overstate the step: it teaches it only where it reads

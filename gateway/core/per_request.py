@@ -42,12 +42,13 @@ class PerRequest:
         self.lengths.observe(task_class, bucket, max_tokens, prompt_tokens, structured, completion_tokens)
 
     def observe_acceptance(self, task_class: str, bucket: str, prompt_tokens: int, tokens: int, steps: int,
-                           estimate: float, family: int | None, temperature: float = 0.0) -> None:
-        """A streamed speculative response: `tokens` in `steps` where its (class, bucket) said `estimate`."""
+                           estimate: float, family: int | None, temperature: float = 0.0, scale: float = 1.0) -> None:
+        """A streamed speculative response: `tokens` in `steps` where its (class, bucket) said `estimate` (a shadow
+        read: at `scale` of a response's weight)."""
         tps = min(max(tokens / steps, 1.0), self.max_tokens_per_step)
         # each response counts once (at most): one response's acceptance is noisy, a long one's as well
-        self.acceptance.observe(task_class, bucket, prompt_tokens, tps, estimate, min(steps / 16.0, 1.0), family,
-                                temperature)
+        self.acceptance.observe(task_class, bucket, prompt_tokens, tps, estimate, min(steps / 16.0, 1.0) * scale,
+                                family, temperature)
 
     def state(self) -> dict[str, int]:
         return {"output_length_cells": self.lengths.cells(), "acceptance_cells": self.acceptance.cells()}

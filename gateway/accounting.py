@@ -14,10 +14,12 @@ from gateway.accesslog import AccessLog
 from gateway.backends import Backend, BackendPool
 from gateway.core.costmodel import Role
 from gateway.core.learner import Learner, Observation
+from gateway.core.protocol import CHAT
 from gateway.core.records import record
 from gateway.metrics import Metrics
 from gateway.relay import Outcome
 from gateway.settings import Settings
+from gateway.shadow import Shadow
 
 if TYPE_CHECKING:
     from gateway.context import Context
@@ -43,6 +45,12 @@ class Accounting:
         self.pool = pool
         self.learner = learner
         self.metrics = metrics
+        on = settings.shadow_lookup and settings.speculative_method == "ngram"
+        self.shadow = Shadow(settings, learner) if on else None  # n-gram lookup replayed on responses' text
+
+    def capture(self, role: Role) -> bytearray | None:
+        """A buffer for a response's bytes when shadow lookup will replay it (`gateway.shadow`), else None."""
+        return None if self.shadow is None else self.shadow.capture(role)
 
     def mean_loads(self, backend: Backend, started: float, areas: tuple[float, tuple[float, ...]],
                    co_runners: tuple[tuple[Role, float], ...], warmup: bool,
@@ -97,6 +105,11 @@ class Accounting:
                 max_tokens=ctx.routed.features.max_tokens if ctx.routed.features.max_tokens_given else None,
                 queued_prefill_tokens=d.queued_tokens if backend.name == d.backend else 0.0,
             ))
+            if self.shadow is not None and outcome.captured is not None:
+                outcome.shadow_tps = self.shadow.observe(
+                    role, ctx.payload, ctx.endpoint == CHAT, bytes(outcome.captured), ctx.stream,
+                    ctx.routed.learner_class or cls, ctx.routed.bucket, outcome.steps, tokens,
+                    ctx.routed.features.prompt_tokens, ctx.routed.family, ctx.routed.features.temperature)
         self.access_log(ctx, backend, outcome, e2e, loads)
 
     def access_log(self, ctx: Context, backend: Backend, outcome: Outcome, e2e: float, loads: Loads) -> None:
@@ -113,6 +126,8 @@ class Accounting:
             "load_self": loads.load_self, "co_runners": loads.co_runners, "group": backend.group,
             "temperature": ctx.routed.bucket,
         }
+        if outcome.shadow_tps is not None:  # shadow lookup: the n-gram server's tokens per step on this text
+            line["shadow_tps"] = round(outcome.shadow_tps, 3)
         if outcome.moves:  # live migration: the roles it moved to, in order (`backend` is where it started)
             line["moved"] = ",".join(outcome.moves)
         self.access.write(line)

@@ -230,6 +230,7 @@ async def admin_state(request: web.Request) -> web.Response:
         "policy": state.settings.policy,
         "learner": state.learner.state(),
         "regimes": state.router.state(),
+        "shadow": None if state.proxy.accounting.shadow is None else state.proxy.accounting.shadow.state(),
         "fleet": state.router.fleet.state(),  # served models, prefix indexes (`gateway.fleet_view`)
         "backends": [
             {"name": b.name, "role": b.role, "group": b.group, "url": redact_url(b.url), "healthy": b.healthy,

@@ -41,7 +41,7 @@ from gateway.metrics import Metrics
 from gateway.relay import TOTAL_TIMEOUT, Outcome, Relay, pump
 from gateway.router import Router
 from gateway.settings import Settings
-from gateway.streaming import SseTap
+from gateway.streaming import SseTap, event_data
 from gateway.upstream import CLIENT_ERRORS, UpstreamClient
 
 log = logging.getLogger("specgate.migrate")
@@ -84,7 +84,7 @@ class JoinRelay(Relay):
         del self.buf[:end + 2]
         out: list[bytes] = []
         for event in whole.split(b"\n\n"):
-            data = b"\n".join(line[5:].lstrip(b" ") for line in event.split(b"\n") if line.startswith(b"data:"))
+            data = event_data(event)
             if not data:
                 continue
             if data == b"[DONE]":

@@ -39,6 +39,7 @@ from gateway.migrate import Migrator
 from gateway.relay import TOTAL_TIMEOUT, Outcome, Relay, close_client, first_byte_timeout, pump
 from gateway.router import Router
 from gateway.settings import Settings
+from gateway.shadow import CAPTURE_BYTES
 from gateway.streaming import COMPLETION_TOKENS, SseTap
 from gateway.upstream import (
     CLIENT_ERRORS,
@@ -248,6 +249,8 @@ class Proxy:
         if resp.status == 200:
             found = COMPLETION_TOKENS.findall(data)
             outcome.completion_tokens = int(found[-1]) if found else None
+            if self.accounting.capture(backend.role) is not None:
+                outcome.captured = data
         headers = response_headers(resp.headers)
         headers.update(self._headers(ctx, backend))
         return web.Response(status=resp.status, body=data, headers=headers)
@@ -264,7 +267,8 @@ class Proxy:
         await out.prepare(ctx.request)
         if ctx.movable is not None and self.migrator is not None:
             return await self._relay_movable(ctx, backend, resp, first, outcome, out)
-        tap = SseTap(strip_usage=ctx.strip_usage, chat=ctx.endpoint == CHAT)
+        tap = SseTap(strip_usage=ctx.strip_usage, chat=ctx.endpoint == CHAT, capture_limit=CAPTURE_BYTES)
+        tap.capture = outcome.captured = self.accounting.capture(backend.role)
         relay = Relay(out, tap)
         task = asyncio.current_task()
         assert task is not None

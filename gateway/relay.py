@@ -34,6 +34,8 @@ class Outcome:
     steps: int | None = None
     gpu_prompts_at_first: tuple[int, int] | None = None  # `BackendPool.gpu_prompts` when the first chunk came
     moves: tuple[str, ...] = ()  # live migration: the roles the request moved to, in order
+    captured: bytes | bytearray | None = None  # shadow lookup: the response's bytes to replay (`gateway.shadow`)
+    shadow_tps: float | None = None  # ... and what the replay read
 
 
 class Relay:

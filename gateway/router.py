@@ -257,7 +257,7 @@ class Router:
         if after.pending is not None:
             horizon = rg.switch_horizon(after, now, cfg)
             price = self.prices[group] = self._price(group, after.pending, horizon, now, after.pending_trial)
-            after = rg.settle(after, now, price, cfg)
+            after = rg.settle(after, now, price, cfg, self._mean_load(group))
         if after != before:
             self.regimes[group] = after
             self._regime_views = None

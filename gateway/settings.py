@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -87,6 +87,15 @@ class Settings(BaseSettings):
     regime_trial_max_load: float = Field(float("inf"), ge=0.0, description="shared GPU: the mix's optimism alone (classes the speculative server has not run, judged above their mean) starts a trial of the speculative server as it would any switch (free, or its gain as hoped paying its price), but free only while the load it commits (the group's arrivals x a request's cost there) is at most this (default: no bound); a trial ends at once when its measured mix reads below the band (docs/routing.md). At 2, trials never made the bets that structured-heavy floods need")
     regime_trial_min_observations: int = Field(8, ge=0, description="shared GPU: a trial of the speculative server is judged (and ended when its measured mix reads below the band) only once it has this many acceptance observations of its own: before them the measured mix is the prior that the optimism had already overruled, and under a flood the trial ended before its first answer came back")
     regime_evidence_recent_requests: int = Field(16, ge=0, description="shared GPU: the measured mix (the evidence a regime moves on) is the lower of the whole window's and of its last this many requests' (0: the window's alone): a phase that favours the baseline shows in the window's recent requests first (a 64-request window spans 14 s at 4.5 requests/s)")
+    shadow_lookup: bool = Field(False, description="n-gram speculative servers: replay vLLM's prompt lookup on the text of responses the baseline served (and of a share of the speculative server's, to calibrate), and take the tokens per step the n-gram server would have reached as acceptance evidence for their class (docs/routing.md, \"Shadow prompt lookup\"). Off: on the held-out bursty family it moved the median from 1.022 to 1.005 the better static, but the bursty built-in regressed by 4-5% (results/shadow-2026-12-05-e)")
+    speculative_method: Literal["ngram", "draft_model", "other"] = Field("ngram", description="how the speculative servers draft (vLLM's speculative_config method): shadow lookup runs only for ngram")
+    shadow_prompt_lookup_min: int = Field(2, ge=1, description="shadow lookup: the speculative server's prompt_lookup_min")
+    shadow_prompt_lookup_max: int = Field(4, ge=1, description="shadow lookup: the speculative server's prompt_lookup_max")
+    shadow_rate_per_s: float = Field(20.0, ge=0.0, description="shadow lookup: at most this many replays a second (each costs ~0.4 ms of CPU at the median, ~5 ms for a 4000-token prompt)")
+    shadow_calibration_share: float = Field(0.25, ge=0.0, le=1.0, description="shadow lookup: the share of the speculative server's responses replayed to calibrate the shadow against what the server measured (per temperature bucket)")
+    shadow_weight: float = Field(0.5, ge=0.0, description="shadow lookup: a shadow read's weight as acceptance evidence, relative to a response the speculative server served")
+    shadow_default_ratio: float = Field(1.0, ge=0.0, le=2.0, description="shadow lookup, greedy requests: the share of the shadow's gain over one token a step believed until the bucket is calibrated (the real vLLM 0.26 run read 0.97-1.16 of the shadow on the baseline's texts; results/shadow-2026-12-05-e)")
+    shadow_default_ratio_sampled: float = Field(0.75, ge=0.0, le=2.0, description="shadow lookup, sampled requests (temperature above 0.05): the same (the real run read 0.6-0.85: the shadow sees one sample of the text, the server drafts against the distribution; the emulated n-gram server 0.6-0.85)")
     regime_window_requests: int = Field(64, ge=1, description="shared GPU: recent requests whose mix decides the regime")
     thompson_sampling: bool = Field(True, description="fleet: sample a class's acceptance from its posterior when choosing a speculative server with its own GPU")
     warmup_requests: int = Field(3, ge=0, description="a backend's first requests after it (re)starts do not teach the timing models")

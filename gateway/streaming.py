@@ -31,12 +31,16 @@ class SseTap:
     usage_events: int = 0
     done: bool = False
     completion_tokens: int | None = None
+    capture: bytearray | None = None  # shadow lookup: the stream's bytes (up to `capture_limit`) for a replay
+    capture_limit: int = 0
     _head: bytearray = field(default_factory=bytearray)  # the current event's first HEAD_BYTES
     _over: bool = False  # the current event outgrew HEAD_BYTES: relayed as it comes, not read
     _last_nl: bool = False  # the current event's last byte so far is `\n`
 
     def feed(self, chunk: bytes) -> bytes:
         """Account for `chunk` and return the bytes to relay to the client (`chunk` itself unless stripping)."""
+        if self.capture is not None and len(self.capture) < self.capture_limit:
+            self.capture += chunk
         if not self._head and not self._over and chunk.endswith(b"\n\n") and self._plain_events(chunk):
             self._last_nl = False
             return chunk
@@ -166,6 +170,11 @@ class SseTap:
         """Content chunks: each vLLM chunk carries one engine step's tokens (chat adds a role-only chunk)."""
         steps = self.data_events - self.usage_events - (1 if self.done else 0) - (1 if self.chat else 0)
         return max(steps, 0)
+
+
+def event_data(event: bytes) -> bytes:
+    """One SSE event's data: its `data:` lines, each without the field name and one leading space, joined."""
+    return b"\n".join(line[5:].lstrip(b" ") for line in event.split(b"\n") if line.startswith(b"data:"))
 
 
 def _first_special(data: bytes, start: int) -> int:

@@ -3,6 +3,7 @@ and the router that feeds them (no I/O: its pool is never started)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -363,3 +364,25 @@ def test_a_switch_is_priced_at_the_load_the_arriving_server_will_carry() -> None
     carried = switch_price([0.8, 0.8], models, SWITCH_INTERFERENCE, "speculative", rate * 0.75, price.gain_s)
     assert price.cost_s == pytest.approx(carried.cost_s, rel=0.05)
     assert price.cost_s > 2 * switch_price([0.8, 0.8], models, SWITCH_INTERFERENCE, "speculative", 1.0, 0.0).cost_s
+
+
+
+def test_speculation_is_not_entered_at_a_load_the_cap_would_leave_it_at() -> None:
+    """Held-out member 132 of the bursty family (a 13 requests/s flood): the mix asked for speculation, the switch
+    paid its price at an arriving load of 21, and `leave_large_batch` (cap 16 by default) sent the regime back 1.6 s
+    later, unpriced: two switches under load, 1.46x the better static over the trace. Entering is held while the
+    load, the GPU's recent mean or Little's for the arriving server, is above the cap."""
+    capped = dataclasses.replace(CFG, speculation_max_load=16.0)
+    pending = next_regime(RegimeState("baseline"), 1.3, 20.0, capped)
+    assert pending.pending == "speculative"
+    paid = SwitchPrice(3.8, 24.8, 36.7, 20.8)  # member 132's switch: its gain above its price, Little's load 20.8
+    held = settle(pending, 20.0, paid, capped, mean_load=10.0)
+    assert (held.role, held.pending) == ("baseline", "speculative")  # still asked for, not taken
+    assert settle(pending, 20.0, paid._replace(arriving_load=12.0), capped, mean_load=18.0).role == "baseline"
+    entered = settle(pending, 20.0, paid._replace(arriving_load=12.0), capped, mean_load=10.0)
+    assert entered.role == "speculative"
+    assert leave_large_batch(entered, 10.0, 21.0, capped).role == "speculative"  # and the cap keeps it
+    # an unknown arrival rate (the first requests) does not block; leaving speculation is never held by the cap
+    assert settle(pending, 20.0, FREE._replace(arriving_load=math.inf), capped, mean_load=2.0).role == "speculative"
+    leaving = next_regime(RegimeState("speculative"), 0.5, 30.0, capped)
+    assert settle(leaving, 30.0, FREE, capped, mean_load=40.0).role == "baseline"

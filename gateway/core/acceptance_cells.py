@@ -33,6 +33,7 @@ MAX_CELLS = 2048
 MAX_FAMILIES = 4096
 FAMILY_BLOCKS = 4  # a prompt's family: the hash of its first this many text blocks (256 characters)
 MAX_RATIO = 3.0  # one observation says at most this much about the cell (either way)
+MAX_RESPONSE_WEIGHT = 32.0  # a response's weight in its class's acceptance (`Learner`), in 16 decode steps (512)
 
 Key = tuple[str, ...]
 

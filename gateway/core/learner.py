@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
-from gateway.core.acceptance_cells import decode_tokens_per_step
+from gateway.core.acceptance_cells import MAX_RESPONSE_WEIGHT, decode_tokens_per_step
 from gateway.core.costmodel import ROLES, CoRunner, Role, StepModel, step_s
 from gateway.core.ewma import Ewma as Ewma  # re-exported: learner_state reads and writes it
 from gateway.core.per_request import PerRequest
@@ -104,9 +104,6 @@ def acceptance_rate(tokens_per_step: float, gamma: int) -> float:
         else:
             hi = mid
     return (lo + hi) / 2
-
-
-MAX_RESPONSE_WEIGHT = 32.0  # a response's weight in its class's acceptance, in 16 decode steps (512 steps)
 
 
 def _clip(x: float, ref: float) -> float:
@@ -270,27 +267,37 @@ class Learner:
         self._log_output.setdefault(key, Ewma(math.log(self.config.prior_output_tokens))).update(bounded, f)
 
     def _observe_speculative(self, key: tuple[str, str], obs: Observation, steps: int) -> None:
-        """A streamed speculative response: its (class, bucket)'s acceptance, then the per-request cells'."""
-        estimate = self.tokens_per_step(*key)
+        estimate = self.tokens_per_step(*key)  # its (class, bucket)'s acceptance, then the per-request cells'
         self._observe_acceptance(key, obs.bucket, obs.completion_tokens, steps)
         self.per_request.observe_acceptance(obs.task_class, obs.bucket, obs.prompt_tokens, obs.completion_tokens,
                                             steps, estimate, obs.family, obs.temperature, obs.copy_source)
 
-    def _observe_acceptance(self, key: tuple[str, str], bucket: str, tokens: int, steps: int) -> None:
-        """Tokens per *decode* step, the cost model's unit (`costmodel.predict`: the first token comes with the
-        prefill, the other `output - 1` in decode steps), averaged as the ratio of sums: each response weighs its
-        decode steps. Acceptance grows with the answer's length (all-structured Azure code on 8 n-gram servers:
-        1.07 tokens a step over responses of < 8 steps, 2.06 over those of >= 64), so a mean that capped a response's
-        weight at 64 steps read 1.40 where the fleet delivered 1.65 (tokens over steps), and the policy under-used
-        the speculative servers (results/fleet-2026-12-05-e)."""
+    def _observe_acceptance(self, key: tuple[str, str], bucket: str, tokens: int, steps: int,
+                            scale: float = 1.0) -> None:
+        """Tokens per *decode* step (the cost model's unit), as a ratio of sums: each response weighs its decode steps
+        (acceptance grows with the answer's length; capped at 64 steps it read 1.40 where the fleet delivered 1.65:
+        docs/routing.md, "The learner")."""
         f = self.config.forgetting
         tps, decode_steps = decode_tokens_per_step(tokens, steps, self.config.num_speculative_tokens)
-        weight = min(decode_steps / 16.0, MAX_RESPONSE_WEIGHT)
+        weight = min(decode_steps / 16.0, MAX_RESPONSE_WEIGHT) * scale  # scale: a shadow read's (`observe_shadow`)
         self._tokens_per_step.setdefault(key, Ewma(self.config.prior_tokens_per_step)).update(tps, f, w=weight)
         # The bucket's level stands for classes not seen yet: one long response of one class (a SQL probe at 3.5
         # tokens per step) must not outweigh the prior for all of them, so each response counts once there.
         self._bucket_tokens_per_step.setdefault(bucket, Ewma(self.config.prior_tokens_per_step)).update(
             tps, f, w=min(weight, 1.0))
+
+    def observe_shadow(self, task_class: str, bucket: str, prompt_tokens: int, tokens_per_step: float, steps: int,
+                       scale: float, family: int | None = None, temperature: float = 0.0) -> None:
+        """Acceptance evidence without the speculative server: the tokens per step it would have reached on a
+        response another server gave (`core.shadow_lookup`, calibrated), at `scale` of a served response's weight."""
+        if steps <= 0 or scale <= 0 or not math.isfinite(tokens_per_step):
+            return
+        key = (task_class, bucket)
+        estimate = self.tokens_per_step(*key)
+        tokens = round(tokens_per_step * steps)
+        self._observe_acceptance(key, bucket, tokens, steps, scale)
+        self.per_request.observe_acceptance(task_class, bucket, prompt_tokens, tokens, steps, estimate, family,
+                                            temperature, scale=scale)
 
     def _observe_warmup_step(self, obs: Observation, steps: int | None) -> None:
         """A warm-up response (compiles, cold caches) can only overstate the step: it teaches it only where it reads

@@ -44,12 +44,12 @@ class PerRequest:
 
     def observe_acceptance(self, task_class: str, bucket: str, prompt_tokens: int, tokens: int, steps: int,
                            estimate: float, family: int | None, temperature: float = 0.0,
-                           copy_source: bool = False) -> None:
+                           copy_source: bool = False, scale: float = 1.0) -> None:
         """A streamed speculative response: `tokens` in `steps` where its (class, bucket) said `estimate` tokens
-        per decode step."""
+        per decode step (a shadow read: at `scale` of a response's weight)."""
         tps, decode_steps = decode_tokens_per_step(tokens, steps, round(self.max_tokens_per_step) - 1)
-        self.acceptance.observe(task_class, bucket, prompt_tokens, tps, estimate, decode_steps, family, temperature,
-                                copy_source)
+        self.acceptance.observe(task_class, bucket, prompt_tokens, tps, estimate, decode_steps * scale, family,
+                                temperature, copy_source)
 
     def state(self) -> dict[str, int]:
         return {"output_length_cells": self.lengths.cells(), "acceptance_cells": self.acceptance.cells()}

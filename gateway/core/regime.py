@@ -1,30 +1,24 @@
 """Pure regime choice for a GPU shared by a baseline and a speculative server.
 
-Two servers that time-share one GPU slow each other, so the best a router can do there is to let one of
-them carry the group's traffic. Which one depends on the mix and the load, not on the request at hand:
-the per-request comparison is sticky (once one server carries the traffic, the idle one looks expensive
-for every request), so deciding per request locks into whichever server the first requests chose.
+Two servers that time-share one GPU slow each other, so the best a router can do there is to let one of them
+carry the group's traffic. Which one depends on the mix and the load, not on the request at hand: per request, the
+idle server looks expensive for every request (sticky), locking in whichever server the first requests chose.
 
-The regime is decided from the group's recent requests instead: each one's cost (latency plus the delay it
-imposes on the requests running with it) with the group's load at its decision carried by the baseline
-alone, against the speculative server alone. The regime switches when that ratio leaves a band around 1
-(`switch_margin`) and has held at least `min_dwell_s` seconds (or at once, when the ratio is past the
-`decisive_margin`): hysteresis, so noise cannot flip it, and probes (which only add observations) cannot flip
-it by themselves.
+The regime is decided from the group's recent requests instead: each one's cost (latency plus the delay it imposes
+on the requests running with it) with the group's load at its decision carried by the baseline alone, against the
+speculative server alone. The regime switches when that ratio leaves a band around 1 (`switch_margin`) and has held
+at least `min_dwell_s` seconds (or at once, when the ratio is past the `decisive_margin`): hysteresis, so noise
+cannot flip it, and probes (which only add observations) cannot flip it by themselves.
 
-A switch has a price: the requests the old server is running keep running, and every new request on the
-other server time-shares the GPU with them until they drain. That price grows with the old server's load,
-which is highest exactly when a burst makes the mix look expensive on it (on an unseen bursty trace two
-switches inside one burst made adaptive 1.32x either static server). So a switch the mix asks for is
+A switch has a price: the old server's running requests keep running, and every new request on the other server
+time-shares the GPU with them until they drain. That price grows with the old server's load, highest exactly when
+a burst makes the mix look expensive on it (two switches inside one burst: 1.32x either static). So a switch is
 *pending*, and is taken only when it is (nearly) free or pays for itself, both priced by the cost model
-(`switch_price`): when the leaving server's running requests are predicted to finish within `free_drain_s`,
-or when the mix's predicted saving beyond the band, over the requests of the next `min_dwell_s` seconds (the
-regime holds that long anyway), exceeds the predicted cost of co-running the two servers while the old one
-drains. The dwell is in seconds, not decisions: at 12 requests/s sixteen decisions are 1.3 s.
-
-Evidence and hope (`SPECGATE_REGIME_EVIDENCE`, off by default): the mix judged also at each class's posterior mean;
-the regime moves on that evidence, and optimism alone only starts a *trial* that ends at once, unpriced, when its own
-measurements read below the band (docs/routing.md; `results/one-gpu-2026-12-05-c/`).
+(`switch_price`): when the leaving server's running requests are predicted to finish within `free_drain_s`, or when
+the mix's predicted saving beyond the band, over the requests of the next `min_dwell_s` seconds (the regime holds
+that long anyway), exceeds the predicted cost of co-running the two servers while the old one drains. The dwell is
+in seconds, not decisions: at 12 requests/s sixteen decisions are 1.3 s.
+Evidence and hope (`SPECGATE_REGIME_EVIDENCE`, off by default) and the load cap: docs/routing.md.
 """
 
 from __future__ import annotations
@@ -361,7 +355,8 @@ def after_migration(left: Sequence[float], moved: int) -> list[float]:
     return sorted(left)[:max(len(left) - moved, 0)]
 
 
-def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig) -> RegimeState:
+def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig, mean_load: float = 0.0,
+           ) -> RegimeState:
     """Take a pending switch when it is (nearly) free (the leaving server drains within `free_drain_s`) or when
     its gain exceeds its price times `switch_cost_factor` (the linear co-running model misses the queue a burst
     builds behind the lost capacity); else it stays pending, re-priced at the next decision. A trial asked for on
@@ -370,7 +365,7 @@ def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig
     is its end: taken at once, unpriced, once its own measurements read below the band (every request it keeps is served
     where the evidence says it is slower). Kept to light loads, trials never made the bets that structured-heavy
     floods need (held-out members 100 and 104 of the family: 1.14x and 1.23x with 0-24% to speculation)."""
-    if state.pending is None:
+    if state.pending is None or _over_the_cap(state.pending, mean_load, price.arriving_load, cfg):
         return state
     free = price.drain_s <= cfg.free_drain_s
     if state.pending_trial:
@@ -383,6 +378,13 @@ def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig
                            evidence=state.evidence, observed=state.observed, trial_observed=state.observed,
                            trial_failed=state.trial and state.pending == "baseline")
     return state
+
+
+def _over_the_cap(to: Role, mean_load: float, arriving_load: float, cfg: RegimeConfig) -> bool:
+    """Speculation is not entered at a load (the GPU's recent mean, or Little's for the arriving server if more and
+    known) at which `leave_large_batch` would leave it at once: member 132 of the family did, 1.46x over the trace."""
+    arriving = arriving_load if math.isfinite(arriving_load) else 0.0
+    return to == "speculative" and max(mean_load, arriving) > cfg.speculation_max_load
 
 
 def follow_fleet(state: RegimeState, ratio: float | None, carried: Role | None, now: float,

@@ -1,8 +1,11 @@
 """Drafters that make real guesses, and the acceptance rule.
 
 - `NgramProposer`: vLLM's prompt lookup. Match the longest suffix (prompt_lookup_max .. prompt_lookup_min
-  tokens) of prompt + output so far against an earlier position of the same context (the most recent
-  one) and propose the tokens that followed it.
+  tokens) of prompt + output so far against an earlier position of the same context (the *earliest* one, as
+  vLLM 0.26's reversed-KMP scan keeps) and propose the tokens that followed it. Replayed on the real n-gram
+  server's greedy texts of the H200 run (real BPE, results/emulator-ngram-2026-12-05-e): this rule reproduces
+  its steps exactly on 195 of 224 requests (median error 0.03%); the most recent occurrence on 132 (0.2%), and
+  with prompt_lookup_min 1 instead of the served 2 on 20 (5.3%).
 - `DraftModelProposer`: a draft model that learned the target's distribution: an n-gram model (contexts of
   4 tokens down to 1) over the request's own context (prompt + output so far) and over what it learned
   (`corpus.LearnedModel`: the built-in corpus plus the other references registered with the server, the
@@ -69,7 +72,7 @@ class NgramProposer:
         for end in range(max(self._indexed, 1), len(ctx)):
             for n in self.sizes:
                 if end >= n:
-                    self._index[n][tuple(ctx[end - n : end])] = end
+                    self._index[n].setdefault(tuple(ctx[end - n : end]), end)  # the earliest occurrence stays
         self._indexed = len(ctx)
 
     def propose(self, k: int) -> list[str]:

@@ -129,7 +129,7 @@ class Profile:
     method: SpecMethod
     draft: ModelSpec | None = None
     gamma: int = 4  # num_speculative_tokens
-    ngram_min: int = 1  # prompt_lookup_min
+    ngram_min: int = 2  # prompt_lookup_min, as every deploy of this repo serves it (deploy/.env, deploy/gpu)
     ngram_max: int = 4  # prompt_lookup_max
     step_overhead_s: float = 0.30e-3
     spec_step_overhead_s: float = 2.2e-3

@@ -232,7 +232,8 @@ class Learner:
         if obs.role == "baseline" and steps is None:
             steps = obs.completion_tokens
         if obs.role == "speculative" and steps:
-            self._observe_speculative(key, obs, steps)
+            self._observe_both(key, obs.prompt_tokens, obs.completion_tokens, steps, obs.family, obs.temperature,
+                               obs.copy_source)
         if obs.warmup:
             self._observe_warmup_step(obs, steps)
             return
@@ -266,11 +267,14 @@ class Learner:
         bounded = min(max(logged, ref - math.log(2.0)), ref + math.log(2.0))
         self._log_output.setdefault(key, Ewma(math.log(self.config.prior_output_tokens))).update(bounded, f)
 
-    def _observe_speculative(self, key: tuple[str, str], obs: Observation, steps: int) -> None:
-        estimate = self.tokens_per_step(*key)  # its (class, bucket)'s acceptance, then the per-request cells'
-        self._observe_acceptance(key, obs.bucket, obs.completion_tokens, steps)
-        self.per_request.observe_acceptance(obs.task_class, obs.bucket, obs.prompt_tokens, obs.completion_tokens,
-                                            steps, estimate, obs.family, obs.temperature, obs.copy_source)
+    def _observe_both(self, key: tuple[str, str], prompt_tokens: int, tokens: int, steps: int, family: int | None,
+                      temperature: float, copy_source: bool = False, scale: float = 1.0) -> None:
+        """`tokens` in `steps` on the speculative server: its (class, bucket)'s acceptance, then the per-request
+        cells' (against what the class said before this response)."""
+        estimate = self.tokens_per_step(*key)
+        self._observe_acceptance(key, key[1], tokens, steps, scale)
+        self.per_request.observe_acceptance(key[0], key[1], prompt_tokens, tokens, steps, estimate, family,
+                                            temperature, copy_source, scale)
 
     def _observe_acceptance(self, key: tuple[str, str], bucket: str, tokens: int, steps: int,
                             scale: float = 1.0) -> None:
@@ -292,12 +296,8 @@ class Learner:
         response another server gave (`core.shadow_lookup`, calibrated), at `scale` of a served response's weight."""
         if steps <= 0 or scale <= 0 or not math.isfinite(tokens_per_step):
             return
-        key = (task_class, bucket)
-        estimate = self.tokens_per_step(*key)
-        tokens = round(tokens_per_step * steps)
-        self._observe_acceptance(key, bucket, tokens, steps, scale)
-        self.per_request.observe_acceptance(task_class, bucket, prompt_tokens, tokens, steps, estimate, family,
-                                            temperature, scale=scale)
+        self._observe_both((task_class, bucket), prompt_tokens, round(tokens_per_step * steps), steps, family,
+                           temperature, scale=scale)
 
     def _observe_warmup_step(self, obs: Observation, steps: int | None) -> None:
         """A warm-up response (compiles, cold caches) can only overstate the step: it teaches it only where it reads

@@ -451,3 +451,32 @@ def test_a_warm_up_response_teaches_the_step_only_as_an_upper_bound() -> None:
         slow.observe(obs("baseline", 201, 201, 0.02 + 200 * 0.02, warmup=True))
     assert fast.step_model("baseline").base_s < 0.8 * PRIORS["baseline"].base_s
     assert slow.step_model("baseline") == PRIORS["baseline"]
+
+
+def test_an_idle_role_follows_the_serving_roles_tangent_at_their_measured_ratio() -> None:
+    """Seen on mixed-phases (faithful emulator): the baseline ran 3 requests at light load (4.7 ms a step), then
+    the n-gram server carried the GPU through a busy phase and its fit followed the tangent there (6.0 ms at batch
+    1 where its quiet steps read 6.6). The idle baseline kept its light-load intercept and read 8% dear beside it:
+    the mix priced speculation 13% cheaper where the baseline was 7% faster. Both roles' quiet steps give their
+    ratio (0.71 here, the priors' 0.67); the idle role borrows the serving one's tangent at it."""
+    lrn = Learner(dataclasses.replace(Settings().learner_config(), prior_tokens_per_step=2.0))  # the H200's priors
+    for _ in range(3):
+        lrn.observe(obs("baseline", 201, 201, 0.02 + 200 * 0.0047, load_self=1))
+    for i in range(200):
+        load = 1 if i < 10 else 6 + i % 6
+        step = 0.0066 if load == 1 else 0.0060 + 0.0001 * load  # the busy phase's tangent: a lower intercept
+        lrn.observe(obs("speculative", 201, 201, 0.02 + 200 * step, load_self=load))
+    spec, base = lrn.step_model("speculative"), lrn.step_model("baseline")
+    assert spec.own_s(8) == pytest.approx(0.0068, rel=0.06)
+    assert base.own_s(8) == pytest.approx(0.0047 / 0.0066 * spec.own_s(8), rel=0.04)
+
+
+def test_an_idle_role_s_prefill_is_the_measured_roles_not_its_prior() -> None:
+    """The same model on the same GPU prefills alike: the never-used baseline of mixed-phases kept its 40 µs a
+    token prior beside the n-gram server's measured ~30 µs, and every long prompt looked dearer on it."""
+    lrn = learner(prior_prefill_s_per_token=0.00004)
+    for _ in range(30):
+        ttft = 0.0075 + 1000 * 0.00003
+        lrn.observe(obs("speculative", 50, 30, ttft + 29 * 0.0075, ttft=ttft, prompt=1000, load_self=1))
+    assert lrn.prefill_s_per_token("speculative") == pytest.approx(0.00003, rel=0.1)
+    assert lrn.prefill_s_per_token("baseline") == pytest.approx(lrn.prefill_s_per_token("speculative"), rel=0.1)

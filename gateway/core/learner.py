@@ -11,10 +11,11 @@
   features [1, load_self] from steps no co-runner shared, and κ, the share of a co-runner's step that a step
   waits for, from the steps one did share. Each observed step is clipped to a factor of three of the
   current model; a warm-up response (a backend's first after it started) teaches it only as an upper bound;
-- prefill seconds per prompt token, per role (also clipped), learned only from requests that started on a quiet
-  GPU (`PREFILL_QUIET_LOAD`): under a burst time to first token is mostly the wait behind other prefills (on an
-  H200 at c = 48 the baseline's learned prefill rose to 3.4x the speculative server's, the same model and GPU).
-  From the same requests, a line through time to first token on [1, prompt tokens]: its slope is a token's cost.
+- prefill seconds per prompt token, per role (also clipped), shrunk toward the other role's (an idle server's read its
+  prior, 40 µs, beside the measured 27-33: the mix priced it 20% dearer), learned only from requests that started on
+  a quiet GPU (`PREFILL_QUIET_LOAD`): under a burst time to first token is mostly the wait behind other prefills (an
+  H200 at c = 48: the baseline's 3.4x the speculative server's). Also a line through time to first token on
+  [1, prompt tokens]: its slope is a token's cost.
 Every estimate starts at a prior and forgets old observations geometrically (`forgetting` per update).
 """
 
@@ -24,7 +25,7 @@ import math
 from dataclasses import dataclass, fields
 
 from gateway.core.acceptance_cells import MAX_RESPONSE_WEIGHT, decode_tokens_per_step
-from gateway.core.costmodel import ROLES, CoRunner, Role, StepModel, step_s
+from gateway.core.costmodel import OTHER_ROLE, ROLES, CoRunner, Role, StepModel, step_s
 from gateway.core.ewma import Ewma as Ewma  # re-exported: learner_state reads and writes it
 from gateway.core.per_request import PerRequest
 from gateway.core.records import record
@@ -150,8 +151,9 @@ class Learner:
         kappa = self._interference[role].shrunk(self.config.prior_interference[role], self.config.prior_weight)
         return min(max(kappa, 0.0), 1.2)
 
-    def _shrunk_prefill(self, role: Role) -> float:
-        return self._prefill[role].shrunk(self.config.prior_prefill_s_per_token, self.config.prior_weight)
+    def _shrunk_prefill(self, role: Role) -> float:  # toward the other role's (the same model on the same GPU)
+        pw, other = self.config.prior_weight, self._prefill[OTHER_ROLE[role]]
+        return self._prefill[role].shrunk(other.shrunk(self.config.prior_prefill_s_per_token, pw), pw)
 
     def _prefill_marginal_s(self, role: Role) -> float:
         """A prompt token's marginal prefill time: the prefill line's slope, at most the mean per token."""
@@ -326,6 +328,7 @@ class Learner:
         else:
             observed = _clip(observed, own)
             self._steps[role].update(obs.load_self, observed, f)
+            self._steps[OTHER_ROLE[role]].age(f)
             self._fitted[role] = self._steps[role].model()
             self._models = tied_models(self._steps, self.config.slope_tie, self.config.priors, self.config.base_tie)
         return observed
@@ -339,7 +342,7 @@ class Learner:
         prompt = obs.prompt_tokens - obs.cached_tokens + max(obs.queued_prefill_tokens, 0.0)
         first = max(obs.ttft_s - step, 0.0)
         self._prefill[role].update(_clip(first / prompt, self._prefill_s[role]), self.config.forgetting)
-        self._prefill_s[role] = self._shrunk_prefill(role)
+        self._prefill_s = {r: self._shrunk_prefill(r) for r in ROLES}
         line = self._prefill_line[role]
         line.update(prompt, _clip(first, line.model().own_s(prompt)), self.config.forgetting)
 
@@ -359,13 +362,9 @@ class Learner:
             tps, sd = self.tokens_per_step_posterior(task_class, bucket)
             outputs = self._log_output.get((task_class, bucket))
             out[(task_class, bucket)] = ClassEstimate(
-                tokens_per_step=tps,
-                tokens_per_step_sd=sd,
-                acceptance_rate=acceptance_rate(tps, self.config.num_speculative_tokens),
-                output_tokens=self.natural_output_tokens(task_class, bucket),
-                speculative_observations=self.speculative_observations(task_class, bucket),
-                observations=0 if outputs is None else outputs.count,
-            )
+                tps, sd, acceptance_rate(tps, self.config.num_speculative_tokens),
+                self.natural_output_tokens(task_class, bucket), self.speculative_observations(task_class, bucket),
+                0 if outputs is None else outputs.count)
         return out
 
     def state(self) -> dict[str, object]:

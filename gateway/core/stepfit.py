@@ -10,6 +10,13 @@ speculative step also verifies each request's drafted tokens (measured on an H20
 baseline's growth; a fixed γ pads undrafted decodes too). `tied_models` therefore pulls each role's growth
 toward the other's *scaled by the ratio of their priors*, in proportion to how much better measured the other is:
 an unmeasured role borrows the measured one's (at the priors' ratio), two measured roles keep their own.
+
+The step at batch 1 is borrowed at the roles' *measured* ratio once both have run quiet steps (`QUIET_LOAD`):
+a fit with forgetting follows the tangent at the load it is fed, so the serving role's intercept drops under load
+(mixed-phases: the n-gram server's 6.6 ms read 6.0 at 8 running) while the idle one keeps the intercept of the
+light load it last saw; their quiet steps keep the ratio (emulated H200: 0.70 at 1 running and at 8, the priors'
+0.67; the trained 160M pair 0.38). And an idle role's fit ages with the other's updates (`StepFit.age`): time
+passes for both, so the borrowed tangent, fresh, outweighs an own one measured long ago at another load.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from gateway.core.costmodel import OTHER_ROLE, Role, StepModel
 # 0.1x floor on mixed-high (0.75 ms against ~6.6 ms) while the growth took the rest.
 INTERCEPT_VAR = 0.02
 SLOPE_VAR = 0.05**2  # the growth's variance cap, in the same units
+QUIET_LOAD = 2.0  # running requests up to which a step reads a server's speed at batch 1
+QUIET_MIN_WEIGHT = 2.0  # quiet steps each role needs before their ratio replaces the priors'
 
 
 @dataclass(slots=True)
@@ -36,6 +45,8 @@ class StepFit:
     scale_s: float
     noise: float = 0.05
     count: int = 0
+    quiet_s: float = 0.0  # forgetting mean of quiet steps (net of the fit's growth): the step at batch 1
+    quiet_w: float = 0.0
 
     @classmethod
     def from_prior(cls, prior: StepModel) -> StepFit:
@@ -51,8 +62,19 @@ class StepFit:
         t0, t1 = self.theta
         err = step_s / self.scale_s - (t0 + t1 * load)
         self.theta = [t0 + g0 * err, t1 + g1 * err]
-        p00, p01 = (p00 - g0 * px0) / forgetting, (p01 - g0 * px1) / forgetting
-        p10, p11 = (p10 - g1 * px0) / forgetting, (p11 - g1 * px1) / forgetting
+        self._set_p(p00 - g0 * px0, p01 - g0 * px1, p10 - g1 * px0, p11 - g1 * px1, forgetting)
+        self.count += 1
+        if load <= QUIET_LOAD:
+            self.quiet_w = self.quiet_w * forgetting + 1.0
+            self.quiet_s += (step_s - max(self.theta[1], 0.0) * self.scale_s * load - self.quiet_s) / self.quiet_w
+
+    def age(self, forgetting: float) -> None:
+        """The other role on the GPU was measured: what this fit knows grows as old by one update."""
+        (p00, p01), (p10, p11) = self.p
+        self._set_p(p00, p01, p10, p11, forgetting)
+
+    def _set_p(self, p00: float, p01: float, p10: float, p11: float, forgetting: float) -> None:
+        p00, p01, p10, p11 = p00 / forgetting, p01 / forgetting, p10 / forgetting, p11 / forgetting
         # bounded: forgetting without excitation cannot wind up
         if p00 > INTERCEPT_VAR:
             k = (INTERCEPT_VAR / p00) ** 0.5
@@ -61,7 +83,6 @@ class StepFit:
             k = (SLOPE_VAR / p11) ** 0.5
             p11, p01, p10 = p11 * k * k, p01 * k, p10 * k
         self.p = [[p00, p01], [p10, p11]]
-        self.count += 1
 
     def model(self) -> StepModel:
         base, per_request = self.theta[0] * self.scale_s, max(self.theta[1], 0.0) * self.scale_s
@@ -82,7 +103,8 @@ def tied_models(fits: Mapping[Role, StepFit], tie: float, priors: Mapping[Role, 
     Once a role has responses of its own, its step at batch 1 gets the wider room `base_tie` (default: `tie`): that
     step is mostly host time, and the speculative server's extra host time (proposer, rejection sampler) is a larger
     share of a small model's step (the 160M target trained on 2026-12-05: 2.6x the baseline's step against the 8B's
-    1.4x); with 10% room three baseline responses could not move it off the borrowed 3.5 ms towards its own 2.0 ms."""
+    1.4x); with 10% room three baseline responses could not move it off the borrowed 3.5 ms towards its own 2.0 ms.
+    Once both roles have quiet steps, the step at batch 1 is borrowed at their measured ratio, with the room `tie`."""
     models = {role: fit.model() for role, fit in fits.items()}
     out: dict[Role, StepModel] = {}
     for role, fit in fits.items():
@@ -93,10 +115,10 @@ def tied_models(fits: Mapping[Role, StepFit], tie: float, priors: Mapping[Role, 
         own, theirs = models[role], models[other]
         (own_base_var, own_slope_var), (their_base_var, their_slope_var) = (fit.variances_s2(),
                                                                             fits[other].variances_s2())
-        base_scale = _ratio(priors[role].base_s, priors[other].base_s)
+        base_scale, measured = _base_ratio(fit, fits[other], priors[role].base_s, priors[other].base_s)
         slope_scale = _ratio(priors[role].per_request_s, priors[other].per_request_s)
         base = _combine(own.base_s, own_base_var, theirs.base_s * base_scale, their_base_var * base_scale**2,
-                        tie if base_tie is None or fit.count == 0 else base_tie)
+                        tie if base_tie is None or fit.count == 0 or measured else base_tie)
         slope = _combine(own.per_request_s, own_slope_var, theirs.per_request_s * slope_scale,
                          their_slope_var * slope_scale**2, tie)
         out[role] = StepModel(base, slope)
@@ -110,6 +132,13 @@ def _combine(own: float, own_var: float, borrowed: float, borrowed_var: float, t
         return own
     w = (1.0 / max(own_var, 1e-18)) / (1.0 / max(own_var, 1e-18) + 1.0 / other_var)
     return w * own + (1.0 - w) * borrowed
+
+
+def _base_ratio(fit: StepFit, other: StepFit, role_prior: float, other_prior: float) -> tuple[float, bool]:
+    """The role's step at batch 1 over the other's: measured from both roles' quiet steps, else the priors'."""
+    if min(fit.quiet_w, other.quiet_w) >= QUIET_MIN_WEIGHT and fit.quiet_s > 0 and other.quiet_s > 0:
+        return fit.quiet_s / other.quiet_s, True
+    return _ratio(role_prior, other_prior), False
 
 
 def _ratio(role_prior: float, other_prior: float) -> float:

@@ -91,18 +91,14 @@ def known_rate(times: Sequence[float], now: float) -> float:
 
 
 def load_oracle(path: Path | None) -> dict[str, Oracle]:
-    if path is None:
-        return {}
-    raw = json.loads(path.read_text())
+    raw = json.loads(path.read_text()) if path is not None else {}
     return {rid: Oracle(float(v["tokens_per_step"]), float(v["output_tokens"])) for rid, v in raw.items()}
 
 
 class Router:
     def __init__(self, settings: Settings, pool: BackendPool, learner: Learner, metrics: Metrics | None = None) -> None:
-        self.settings = settings
-        self.pool = pool
-        self.learner = learner
-        self.metrics = metrics
+        self.settings, self.pool, self.learner, self.metrics = settings, pool, learner, metrics
+        self._sent: tuple[str, Role] | None = None  # routed, not in flight yet: a switch priced now counts it
         self.oracle = load_oracle(settings.oracle_file) if settings.policy == "clairvoyant" else {}
         self.classifier = settings.classifier_config()
         self.rules = settings.rules_config()
@@ -204,7 +200,9 @@ class Router:
             self.arrivals[chosen.group].append(now)
             self.running[chosen.group][chosen.role].append(Running(now, decision.predicted_e2e_s or 0.0))
             group_load = chosen.load + sum(load for _, load in chosen.co_runners)
+            self._sent = (chosen.group, chosen.role)
             self._note(chosen.group, _recent(f, lclass, bucket, group_load))
+            self._sent = None
         self.fleet.routed(view, session, decision.backend, cached)
         return Routed(decision, f, task_class, bucket, off, lclass, cached, family)
 
@@ -276,7 +274,8 @@ class Router:
         """The cost model's price of moving the group's GPU to `to` now (`gateway.core.regime.switch_price`)."""
         leaving, rate = OTHER_ROLE[to], known_rate(self.arrivals[group], now)
         plan = self.migration_plan(group, to) if self.migration_plan is not None else rg.NO_MOVES
-        left = rg.remaining(self.running[group][leaving], round(self._load_of_role(group, leaving)), now)
+        count = round(self._load_of_role(group, leaving)) + (self._sent == (group, leaving))
+        left = rg.remaining(self.running[group][leaving], count, now)
         totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
         hoped = self._hoped.get(group, totals) if trial else totals
         gain = rg.switch_gain(hoped, samples, to, rate * horizon, self.regime_config.switch_margin)

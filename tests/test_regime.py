@@ -386,3 +386,20 @@ def test_speculation_is_not_entered_at_a_load_the_cap_would_leave_it_at() -> Non
     assert settle(pending, 20.0, FREE._replace(arriving_load=math.inf), capped, mean_load=2.0).role == "speculative"
     leaving = next_regime(RegimeState("speculative"), 0.5, 30.0, capped)
     assert settle(leaving, 30.0, FREE, capped, mean_load=40.0).role == "baseline"
+
+
+def test_a_request_just_routed_to_the_leaving_server_counts_in_the_switchs_price() -> None:
+    """Regression (mixed-phases, 2026-12-05): the regime recomputes after a decision, before the request routed there
+    is in flight. A switch to speculation was priced free (drain 0) the instant a 2-s code request had gone to the
+    baseline, and the speculative regime's next four requests co-ran with it at half speed (0.74 s against 0.36)."""
+    import time
+
+    router, pool = _router_on_a_pair()
+    now = time.monotonic()
+    router.regimes["pair-0"] = RegimeState("baseline", since_s=now - 100.0, pending="speculative",
+                                           pending_since_s=now - 1.0)
+    router._early.clear()  # past its first decisions: the regime is priced after each decision, not before
+    routed = router.route(_json_request(), "r0")
+    assert routed is not None and routed.decision.role == "baseline"
+    assert router.prices["pair-0"].drain_s > router.regime_config.free_drain_s
+    assert _role(router) == "baseline"  # not free, and nothing gained yet to pay for it

@@ -394,7 +394,7 @@ def test_a_request_just_routed_to_the_leaving_server_counts_in_the_switchs_price
     baseline, and the speculative regime's next four requests co-ran with it at half speed (0.74 s against 0.36)."""
     import time
 
-    router, pool = _router_on_a_pair()
+    router, _ = _router_on_a_pair()
     now = time.monotonic()
     router.regimes["pair-0"] = RegimeState("baseline", since_s=now - 100.0, pending="speculative",
                                            pending_since_s=now - 1.0)

@@ -107,7 +107,8 @@ def test_a_decisive_ratio_does_not_wait_for_the_dwell() -> None:
 
 @pytest.mark.parametrize(("price", "switches"), [
     (SwitchPrice(0.0, 0.0, 0.0), True),  # the leaving server is idle
-    (SwitchPrice(0.3, 9.0, 0.0), True),  # it drains within free_drain_s: nearly free, whatever the cost
+    (SwitchPrice(0.3, 0.2, 0.3), True),  # it drains within free_drain_s: nearly free, its co-running within its gain
+    (SwitchPrice(0.26, 1.99, 0.42), False),  # a short drain the arriving load makes dear (bursty, shadow on)
     (SwitchPrice(0.31, 0.5, 0.4), False),  # not free, and the gain does not cover the co-running
     (SwitchPrice(2.0, 5.0, 5.1), True),  # not free, but it pays over the horizon
     (SwitchPrice(2.0, 5.0, 5.0), False),  # a gain equal to its cost is no reason to move
@@ -131,7 +132,7 @@ def test_a_switch_that_is_not_free_must_gain_its_cost_times_the_factor() -> None
     pending = next_regime(RegimeState(), 1.2, 20.0, cautious)
     assert settle(pending, 21.0, SwitchPrice(1.0, 7.0, 11.0), cautious).role == "baseline"
     assert settle(pending, 21.0, SwitchPrice(1.0, 7.0, 28.1), cautious).role == "speculative"
-    assert settle(pending, 21.0, SwitchPrice(0.2, 7.0, 0.0), cautious).role == "speculative"  # free
+    assert settle(pending, 21.0, SwitchPrice(0.2, 0.1, 0.2), cautious).role == "speculative"  # free
 
 
 def test_the_gains_horizon_is_the_dwell_then_how_long_the_switch_has_waited() -> None:
@@ -154,7 +155,7 @@ def test_a_pending_switch_waits_and_is_dropped_when_the_mix_returns() -> None:
     s = step(s, 1.01, 22.0, BUSY)
     assert s.pending is None and s.role == "baseline"
     s = step(s, 1.2, 23.0, BUSY)
-    s = settle(s, 23.5, SwitchPrice(0.2, 3.0, 0.0), CFG)
+    s = settle(s, 23.5, SwitchPrice(0.2, 0.0, 0.0), CFG)
     assert (s.role, s.since_s, s.pending) == ("speculative", 23.5, None)
 
 
@@ -333,11 +334,15 @@ def _pending_switch(leaving: Role, running: int, each: Running) -> tuple[Router,
 
 def test_the_router_takes_a_pending_switch_once_the_leaving_servers_requests_are_about_to_end() -> None:
     """The router's wiring: the leaving server's load (three requests running) with the predictions of the
-    requests sent there, priced at a decision; a drain within free_drain_s switches, a long one waits."""
+    requests sent there, priced at a decision; a drain within free_drain_s whose co-running the gain covers
+    switches, a long one waits (its co-running, 8 s, exceeds the gain, 3 s)."""
     import time
+    from collections import deque
 
     for left_s, switched in ((0.1, True), (2.0, False)):
-        router, _ = _pending_switch("speculative", 3, Running(time.monotonic() - 1.0, 1.0 + left_s))
+        router, now = _pending_switch("speculative", 3, Running(time.monotonic() - 1.0, 1.0 + left_s))
+        router._totals["pair-0"] = ({"baseline": 50.0, "speculative": 64.0}, 64)  # a gain of ~3.6 s
+        router.arrivals["pair-0"] = deque(now - 0.5 * i for i in range(8, 0, -1))  # 2 requests/s
         router._update_regime("pair-0", 17, None)  # not a recomputation: only the pending switch is priced
         assert (_role(router) == "baseline") == switched
         assert router.prices["pair-0"].drain_s == pytest.approx(left_s, abs=0.05)

@@ -45,7 +45,8 @@ class Accounting:
         self.pool = pool
         self.learner = learner
         self.metrics = metrics
-        on = settings.shadow_lookup and settings.speculative_method == "ngram"
+        wanted = settings.shadow_lookup if settings.shadow_lookup is not None else bool(pool.shared_groups())
+        on = wanted and settings.speculative_method == "ngram"
         self.shadow = Shadow(settings, learner) if on else None  # n-gram lookup replayed on responses' text
 
     def capture(self, role: Role) -> bytearray | None:

@@ -278,7 +278,8 @@ class Router:
         left = rg.remaining(self.running[group][leaving], count, now)
         totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
         hoped = self._hoped.get(group, totals) if trial else totals
-        gain = rg.switch_gain(hoped, samples, to, rate * horizon, self.regime_config.switch_margin)
+        margin = self.regime_config.leave_margin if to == "baseline" else self.regime_config.switch_margin
+        gain = rg.switch_gain(hoped, samples, to, rate * horizon, margin)
         # `to` will carry the group's arrivals times a request's cost there (Little), or its recent mean load if more;
         little = rate * totals[to] / samples if samples and totals[to] else 0.0  # a trial: Little's (the mean lags)
         models = {role: self.learner.step_model(role) for role in ROLES}

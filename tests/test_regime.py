@@ -408,3 +408,16 @@ def test_a_request_just_routed_to_the_leaving_server_counts_in_the_switchs_price
     assert routed is not None and routed.decision.role == "baseline"
     assert router.prices["pair-0"].drain_s > router.regime_config.free_drain_s
     assert _role(router) == "baseline"  # not free, and nothing gained yet to pay for it
+
+
+def test_speculation_stays_only_while_the_mix_reads_it_cheaper_than_the_leave_margin() -> None:
+    """mixed-phases and member 207 of the family (2026-12-05 f): the baseline was 6.5-7% faster, the mix read
+    0.95-1.05 after its first bet on speculation, and a symmetric band (leave below 1/1.05) kept the bet for the
+    whole trace (1.07x). The baseline's cost does not hang on an acceptance estimate: with `leave_margin` 0 a
+    speculative regime leaves once the mix no longer reads it cheaper; entering still needs 1.05."""
+    symmetric = dataclasses.replace(CFG, leave_margin=0.05)
+    strict = dataclasses.replace(CFG, leave_margin=0.0)
+    held = RegimeState("speculative", since_s=0.0)
+    assert next_regime(held, 0.97, 30.0, symmetric).pending is None
+    assert next_regime(held, 0.97, 30.0, strict).pending == "baseline"
+    assert next_regime(RegimeState(), 1.03, 30.0, strict).pending is None  # entering: the band as before

@@ -81,3 +81,21 @@ async def test_a_structured_class_gets_shadow_acceptance_while_only_the_baseline
         assert abs(row["calibrated_tokens_per_step"] - (1 + 0.5 * (row["shadow_tokens_per_step"] - 1))) < 1e-3
         assert row["learned_tokens_per_step"] > 1.3 > Settings().prior_tokens_per_step
         assert shadow["replays"] == 4 and shadow["cost_us_mean"] > 0 and shadow["calibration"] == {}
+
+
+def test_unset_the_shadow_runs_where_a_pair_shares_a_gpu_and_not_on_fleets() -> None:
+    """The default (2026-12-05 f): a pair's idle n-gram server gives no evidence of its own, a fleet's is measured
+    where it serves; set either way, the setting wins; a draft-model server has no prompt lookup to replay."""
+    from gateway.accounting import Accounting
+    from gateway.backends import BackendPool
+    from gateway.metrics import Metrics
+
+    def shadow_on(**kw: object) -> bool:
+        s = Settings(**kw)  # type: ignore[arg-type]
+        return Accounting(s, BackendPool(s, Metrics()), Learner(s.learner_config()), Metrics()).shadow is not None
+
+    pair = {"baseline_urls": ["http://127.0.0.1:9"], "speculative_urls": ["http://127.0.0.1:10"]}  # one GPU
+    fleet = {"backends": ["baseline=http://127.0.0.1:9", "speculative=http://127.0.0.1:10"]}  # a GPU each
+    assert shadow_on(**pair) and not shadow_on(**fleet)
+    assert not shadow_on(**pair, shadow_lookup=False) and shadow_on(**fleet, shadow_lookup=True)
+    assert not shadow_on(**pair, speculative_method="draft_model")

@@ -6,9 +6,8 @@ idle server looks expensive for every request (sticky), locking in whichever ser
 
 The regime is decided from the group's recent requests instead: each one's cost (latency plus the delay it imposes
 on the requests running with it) with the group's load at its decision carried by the baseline alone, against the
-speculative server alone. The regime switches when that ratio leaves a band around 1 (`switch_margin`) and has held
-at least `min_dwell_s` seconds (or at once, when the ratio is past the `decisive_margin`): hysteresis, so noise
-cannot flip it, and probes (which only add observations) cannot flip it by themselves.
+speculative server alone. The regime enters speculation above 1 + `switch_margin`, leaves it below
+1 / (1 + `leave_margin`), once held `min_dwell_s` seconds (at once past the `decisive_margin`): hysteresis.
 
 A switch has a price: the old server's running requests keep running, and every new request on the other server
 time-shares the GPU with them until they drain. That price grows with the old server's load, highest exactly when
@@ -42,6 +41,7 @@ class RegimeConfig:
     speculation_max_load: float  # no speculative regime while the group's recent mean load is above this
     trial_max_load: float = math.inf  # hope alone starts a free trial only while the load it commits is at most this
     trial_min_observations: int = 8  # a trial is judged on at least this many acceptance observations of its own
+    leave_margin: float = 0.05  # a speculative regime stays while the mix reads at least 1 / (1 + this)
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +220,7 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
         pass  # its evidence is still the prior that hope overruled
     elif state.role == "speculative" and state.trial and ev < 1.0 / (1.0 + cfg.switch_margin):
         wanted, decisive = "baseline", True  # a trial the evidence does not bear out ends at once
-    elif state.role == "speculative" and ev < 1.0 / (1.0 + cfg.switch_margin):
+    elif state.role == "speculative" and ev < 1.0 / (1.0 + cfg.leave_margin):
         wanted = "baseline"
         decisive = ev < 1.0 / (1.0 + cfg.decisive_margin)
     if wanted is None or not (decisive or now - state.since_s >= cfg.min_dwell_s):

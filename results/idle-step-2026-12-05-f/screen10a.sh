@@ -1,10 +1,7 @@
-V=/tmp/l37f/snap-v7; M=/tmp/l37f/snap-main
+M=/tmp/l37f/snap-main
 while ! grep -q SCREEN7DONE /tmp/l37f/ev/done.log; do sleep 5; done
-SH="SPECGATE_SHADOW_LOOKUP=true"
 for w in wl2/bursty-108 wl2/bursty-116 wl/bursty-201 wl/bursty-203 wl/bursty-204; do ./cell.sh main adaptive $M h200-ngram 1 /tmp/lead37/$w.jsonl 1; done
-for w in wl2/bursty-108 wl2/bursty-116 wl/bursty-201; do ./cell.sh v7sh adaptive $V h200-ngram 1 /tmp/lead37/$w.jsonl 1 $SH; done
 ./cell.sh B baseline $M h200-ngram-dynk 1 bursty 1
 ./cell.sh S speculative $M h200-ngram-dynk 1 bursty 1
 ./cell.sh main adaptive $M h200-ngram-dynk 1 bursty 1
-./cell.sh v7sh adaptive $V h200-ngram-dynk 1 bursty 1 $SH
-echo SCREEN8DONE >> /tmp/l37f/ev/done.log
+echo SCREEN10ADONE >> /tmp/l37f/ev/done.log

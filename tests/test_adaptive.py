@@ -36,8 +36,9 @@ async def paced_pair(gateway_factory: GatewayFactory, fakes: FakePair, base_pace
 async def test_routing_follows_an_acceptance_change(gateway_factory: GatewayFactory, fakes: FakePair) -> None:
     _, spec = fakes
     # 40 tokens: baseline 40 steps of 4 ms; speculative 10 steps of 6 ms at 4 tokens a step (≈2.7× faster).
+    # No shadow lookup: the fakes' acceptance is set by hand, unrelated to their text, which the shadow reads.
     gw = await paced_pair(gateway_factory, fakes, (40, 1, 0.004), (10, 4, 0.006), explore_rate=0.1,
-                          prior_step_s=0.004, prior_speculative_step_s=0.006)
+                          prior_step_s=0.004, prior_speculative_step_s=0.006, shadow_lookup=False)
     async with aiohttp.ClientSession() as s:
         before = [await send(s, gw.url) for _ in range(25)]
         # Acceptance collapses: one token a step, each step still 6 ms (now 1.5× slower than baseline).

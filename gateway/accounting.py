@@ -34,7 +34,7 @@ class Loads:
     load_self: float  # mean over the request's life, itself included
     co_runners: tuple[tuple[Role, float], ...]
     warmup: bool
-    prefill_during_decode: int = 0  # prompt tokens this process sent to the GPU between the first and last chunk
+    prefill_during_decode: int = 0  # prompt tokens this process sent to the GPU that ran inside its decode
     prefills_during_decode: int = 0  # ... and the prompts they came in
 
 

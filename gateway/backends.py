@@ -57,6 +57,7 @@ class Backend:
     sent_since_up: int = 0  # requests sent since it was (re)admitted: the first are warm-up
     prompt_tokens_sent: int = 0  # estimated prompt tokens of the requests this process sent it, ever
     prompts_sent: int = 0  # requests with a prompt this process sent it, ever
+    prefill_tokens_sent: int = 0  # ... their prompt tokens it likely had to prefill (not in its prefix cache)
     # (monotonic time sent, prompt tokens) of the requests in flight, oldest first (the prefill queue's input)
     sent: deque[tuple[float, int]] = field(default_factory=deque)
     load_area: float = 0.0  # ∫ load dt up to `area_t` (request·seconds): a request's mean load is Δarea / Δt
@@ -148,14 +149,23 @@ class BackendPool:
         """The other backends on `b`'s GPU, with their loads."""
         return tuple((o.role, self.load(o, now)) for o in self.co_members[b.name])
 
-    def gpu_prompts(self, b: Backend) -> tuple[int, int]:
-        """Prompt tokens, and prompts, this process has sent to `b`'s GPU (`b` and its co-runners), ever: the
-        difference over a stream's decode is the prefill work that ran inside its steps."""
-        tokens, prompts = b.prompt_tokens_sent, b.prompts_sent
+    def gpu_prompts(self, b: Backend, own: tuple[int, int] | None = None) -> tuple[int, int]:
+        """Prompt tokens to prefill, and prompts, this process has sent to `b`'s GPU (`b` and its co-runners), ever
+        (`b`'s own counted as `own` where given): the difference over a stream's decode is the prefill work that
+        ran inside its steps."""
+        tokens, prompts = own if own is not None else (b.prefill_tokens_sent, b.prompts_sent)
         for o in self.co_members[b.name]:
-            tokens += o.prompt_tokens_sent
+            tokens += o.prefill_tokens_sent
             prompts += o.prompts_sent
         return tokens, prompts
+
+    @staticmethod
+    def sent_so_far(b: Backend) -> tuple[int, int]:
+        """`b`'s own part of `gpu_prompts` now. Taken when a request is sent: the prompts sent to its server after it
+        wait behind it (vLLM admits FIFO) and are prefilled after its first token, inside its decode (on
+        azure-code-b's 1 + 1 fleet a burst's requests waited 0.3-0.7 s for their first token, and the prompts sent
+        meanwhile were most of their decode time)."""
+        return b.prefill_tokens_sent, b.prompts_sent
 
     def shared_groups(self) -> list[str]:
         """GPU groups with a baseline and a speculative server (a pair time-sharing one GPU)."""
@@ -181,6 +191,7 @@ class BackendPool:
         index): only the rest joins its prefill queue (`sent`)."""
         b.inflight += 1
         b.prompt_tokens_sent += prompt_tokens
+        b.prefill_tokens_sent += max(prompt_tokens - cached_tokens, 0)
         if prompt_tokens:
             b.prompts_sent += 1
         b.dispatched += 1

@@ -193,7 +193,7 @@ class Proxy:
         co_runners, warmup = self.pool.co_runners(backend, started), self.pool.warming_up(backend)
         self.pool.acquire(backend, ctx.routed.features.prompt_tokens, ctx.routed.cached_tokens.get(backend.name, 0))
         areas = self.pool.group_areas(backend, started)
-        outcome = Outcome(status="aborted")
+        outcome = Outcome(status="aborted", sent_so_far=self.pool.sent_so_far(backend))
         resp: aiohttp.ClientResponse | None = None
         try:
             if not ctx.overhead_recorded:
@@ -258,7 +258,7 @@ class Proxy:
     async def _relay_stream(self, ctx: Context, backend: Backend, resp: aiohttp.ClientResponse, first: bytes,
                             outcome: Outcome) -> web.StreamResponse:
         outcome.ttft_s = time.perf_counter() - ctx.t0
-        outcome.gpu_prompts_at_first = self.pool.gpu_prompts(backend)
+        outcome.gpu_prompts_at_first = self.pool.gpu_prompts(backend, outcome.sent_so_far)
         headers = response_headers(resp.headers)
         headers.update(self._headers(ctx, backend))
         headers["Cache-Control"] = "no-cache"

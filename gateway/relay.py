@@ -32,6 +32,7 @@ class Outcome:
     ttft_s: float | None = None
     completion_tokens: int | None = None
     steps: int | None = None
+    sent_so_far: tuple[int, int] | None = None  # `BackendPool.sent_so_far` when it was sent
     gpu_prompts_at_first: tuple[int, int] | None = None  # `BackendPool.gpu_prompts` when the first chunk came
     moves: tuple[str, ...] = ()  # live migration: the roles the request moved to, in order
     captured: bytes | bytearray | None = None  # shadow lookup: the response's bytes to replay (`gateway.shadow`)

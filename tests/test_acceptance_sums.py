@@ -93,3 +93,20 @@ def test_the_copy_source_is_what_the_request_shows(prompt: str, copy: bool) -> N
     body = {"model": "m", "messages": [{"role": "user", "content": prompt}]}
     f = features(request_view("/v1/chat/completions", body), Settings().classifier_config())
     assert f.copy_source is copy
+
+
+def test_a_cell_holds_what_its_requests_delivered_not_a_ratio_to_a_class_estimate_that_moved() -> None:
+    """New code (1.15 tokens a decode step, short answers) first, then edits (3.33, long) beside it: the class estimate
+    climbs from ~1.15 to ~2 while the cells fill. Cells that learned each response's ratio to the class estimate at the
+    time read new code at 1.64 and edits at 4.0 once it had climbed (azure-code-b 1 + 1 on the n-gram fleet,
+    results/fleet-2026-12-05-f: new code read 1.57 where it delivered 1.14, edits 3.99 where they delivered 3.29); each
+    cell must read what its own requests delivered."""
+    lrn = Learner(Settings().learner_config())
+    for _ in range(20):
+        _speculative(lrn, 24, 21, copy_source=False, cls="code")  # 23 tokens in 20 decode steps: 1.15
+    for _ in range(20):
+        _speculative(lrn, 91, 28, copy_source=True, cls="code")  # 90 in 27: 3.33
+        _speculative(lrn, 24, 21, copy_source=False, cls="code")
+    assert lrn.tokens_per_step("code", "greedy") > 1.9  # the class moved
+    assert _read(lrn, "code", copy_source=False) == pytest.approx(1.15, rel=0.1)
+    assert _read(lrn, "code", copy_source=True) == pytest.approx(3.33, rel=0.1)

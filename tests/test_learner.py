@@ -163,6 +163,20 @@ def test_a_prefill_chunk_costs_only_its_compute_beyond_the_step_it_rides_on() ->
     assert fitted[False].own_s(12) < 0.93 * true.own_s(12)  # what it did before
 
 
+def test_a_burst_whose_prompts_are_most_of_a_decode_does_not_bend_a_fleet_servers_step_model() -> None:
+    """A server with a GPU of its own in a burst of long prompts: the more requests on it, the more 1.8k-token prompts
+    were prefilled inside each decode, 1.6 s of a 2.4 s decode at load 12 (azure-code-b on the 1 + 1 n-gram fleet:
+    a request's decode was a median 96% others' prefill at load >= 8). Taking out at most half of the decode left the
+    rest as step time (there the fit went to 0.5 ms + 3.3 ms a request, the emulator's being ~5 ms + ~0.07); taken
+    out down to the steps at batch 1, the fit finds the engine's own step."""
+    true = StepModel(0.0066, 0.00008)
+    marginal_s = 0.000025
+    lrn = _fit_through_arrivals(true, marginal_s, 7, 12, lambda _, load: [1800] * (load * load // 4),
+                                lambda chunks: sum(chunks) * marginal_s, told=True, counted=False)
+    for load in (1, 12):
+        assert lrn.step_model("speculative").own_s(load) == pytest.approx(true.own_s(load), rel=0.15), load
+
+
 def test_one_cold_start_outlier_cannot_decide() -> None:
     """Seen on the H200: the first request to a fresh speculative server took 2.67 s for 64 tokens (compiling new
     shapes) and locked the server out. Warm-up requests teach no timing; an outlier moves a model boundedly."""

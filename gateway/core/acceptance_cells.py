@@ -5,11 +5,18 @@ answer the prompt already holds: an edit of the code in its prompt ran at ~3.2 t
 n-gram server, new code from a one-line request at ~1.2, both "code" at temperature 0 (the speculative server's
 median prediction error on code was 28% on the multi-turn built-in). Coarse to fine, per (class, bucket,
 temperature) -> + whether the prompt carries a copy source (`classify.Features.copy_source`: a block of text the
-answer may repeat) -> + prompt length in powers of two, a cell learns the ratio of the observed tokens per decode
-step to the (class, bucket) estimate at the time; a request's estimate is that estimate times the finest cell's
-ratio, each cell shrunk toward the one above as if by `SHRINK` responses (a new cell starts from its neighbours).
+answer may repeat) -> + prompt length in powers of two, a cell learns the tokens per decode step its requests
+delivered; a request's estimate starts at the (class, bucket) estimate and each cell pulls it toward its own value,
+shrunk toward the level above as if that had `SHRINK` responses (a new cell starts from its neighbours).
 
-A cell's ratio is a ratio of sums: Σ (observed / estimate) × decode steps over Σ decode steps, so that the steps it
+A cell holds what its requests delivered, not their ratio to the (class, bucket) estimate at the time: that estimate
+moves while the cells fill (it starts at the prior, 1.2, and an edit-heavy class climbs to ~2), so ratios learned
+early against the prior, applied to the later estimate, compounded the climb. On azure-code-b's 1 + 1 fleet
+(results/fleet-2026-12-05-f) the class read 2.06 tokens a decode step where its requests delivered 2.06, but the
+edits' cell read 3.99 (delivered 3.29) and new code's 1.57 (delivered 1.14): the reads implied 0.64x the decode
+steps the speculative server took.
+
+A cell's value is a ratio of sums: Σ observed × decode steps over Σ decode steps, so that the steps it
 predicts for a cell's requests add up to the steps they took. A mean over responses (each counted once) reads low:
 short answers accept little and are many (all-structured Azure code: 1.07 tokens a step over responses of < 8
 steps, 2.06 over those of >= 64), while the long ones take most of the steps. The evidence a cell holds (how far it
@@ -18,7 +25,7 @@ is trusted against the cell above) still counts each response at most once.
 Finer still, per prompt *family*: requests whose prompts begin with the same text (`FAMILY_BLOCKS` blocks of the
 prefix index: a conversation's turns, a shared system prompt with its few-shot examples) accept alike: on the
 multi-turn built-in one code conversation ran at 1.2-1.5 tokens a step on every turn and the next at 3-4, in one
-(class, bucket, prompt length) cell. A family's ratio is shrunk toward its length cell's. The families kept are the
+(class, bucket, prompt length) cell. A family's value is shrunk toward its length cell's. The families kept are the
 `MAX_FAMILIES` most recently seen. Cells are bounded (`MAX_CELLS`).
 """
 
@@ -32,7 +39,8 @@ SHRINK = 2.0
 MAX_CELLS = 2048
 MAX_FAMILIES = 4096
 FAMILY_BLOCKS = 4  # a prompt's family: the hash of its first this many text blocks (256 characters)
-MAX_RATIO = 3.0  # one observation says at most this much about the cell (either way)
+EVIDENCE_STEPS = 16.0  # a response of this many decode steps counts as one in a cell's evidence
+MAX_RATIO = 3.0  # one observation says at most this many times the (class, bucket) estimate (either way)
 MAX_RESPONSE_WEIGHT = 32.0  # a response's weight in its class's acceptance (`Learner`), in 16 decode steps (512)
 
 Key = tuple[str, ...]
@@ -40,19 +48,19 @@ Key = tuple[str, ...]
 
 @dataclass(slots=True)
 class RatioCell:
-    """A forgetting ratio of sums: Σ ratio × steps / Σ steps, with the responses behind it as its evidence."""
+    """A forgetting ratio of sums: Σ value × steps / Σ steps, with the responses behind it as its evidence."""
 
     scaled: float = 0.0
     steps: float = 0.0
     evidence: float = 0.0
 
-    def update(self, ratio: float, steps: float, evidence: float, forgetting: float) -> None:
-        self.scaled = self.scaled * forgetting + ratio * steps
+    def update(self, value: float, steps: float, evidence: float, forgetting: float) -> None:
+        self.scaled = self.scaled * forgetting + value * steps
         self.steps = self.steps * forgetting + steps
         self.evidence = self.evidence * forgetting + evidence
 
     def shrunk(self, prior: float, prior_weight: float) -> float:
-        """The ratio pulled toward `prior` as if that had `prior_weight` responses."""
+        """The value pulled toward `prior` as if that had `prior_weight` responses."""
         if self.steps <= 0 or self.evidence + prior_weight <= 0:
             return prior
         return (self.scaled / self.steps * self.evidence + prior * prior_weight) / (self.evidence + prior_weight)
@@ -60,9 +68,10 @@ class RatioCell:
 
 class AcceptanceCells:
     """Coarse to fine: (class, bucket, temperature in tenths) -> + copy source -> + prompt length -> + prompt
-    family. Each level learns the ratio of observed to estimated tokens per decode step, shrunk toward the level
-    above (`SHRINK`); the temperature level exists because a bucket spans temperatures that accept differently (a
-    sampled draft survives less often the flatter the distribution: 0.2 and 0.6 share the "low" bucket)."""
+    family. Each level learns the tokens per decode step its requests delivered, shrunk toward the level above
+    (`SHRINK`; the top level toward the (class, bucket) estimate); the temperature level exists because a bucket
+    spans temperatures that accept differently (a sampled draft survives less often the flatter the distribution:
+    0.2 and 0.6 share the "low" bucket)."""
 
     def __init__(self, forgetting: float) -> None:
         self.forgetting = forgetting
@@ -77,10 +86,10 @@ class AcceptanceCells:
         return ((task_class, bucket, t), (task_class, bucket, t, c),
                 (task_class, bucket, t, c, str(round(math.log2(max(prompt_tokens, 1))))))
 
-    def ratio(self, task_class: str, bucket: str, prompt_tokens: int, family: int | None = None,
-              temperature: float = 0.0, copy_source: bool = False) -> float:
-        """How many times the (class, bucket) estimate such a request is expected to accept."""
-        est = 1.0
+    def estimate(self, mean: float, task_class: str, bucket: str, prompt_tokens: int, family: int | None = None,
+                 temperature: float = 0.0, copy_source: bool = False) -> float:
+        """Tokens per decode step such a request is expected to accept, from `mean`, its (class, bucket)'s."""
+        est = mean
         for key in self._keys(task_class, bucket, prompt_tokens, temperature, copy_source):
             cell = self._cells.get(key)
             if cell is not None:
@@ -96,8 +105,8 @@ class AcceptanceCells:
         (class, bucket) said `estimate_tps`."""
         if observed_tps <= 0 or estimate_tps <= 0 or steps <= 0:
             return
-        ratio = min(max(observed_tps / estimate_tps, 1.0 / MAX_RATIO), MAX_RATIO)
-        evidence = min(steps / 16.0, 1.0)  # a response counts once at most: one response's acceptance is noisy
+        value = min(max(observed_tps, estimate_tps / MAX_RATIO), estimate_tps * MAX_RATIO)
+        evidence = min(steps / EVIDENCE_STEPS, 1.0)  # a response counts once at most: its acceptance is noisy
         if family is not None:
             families, fkey = self._families, (task_class, bucket, str(family))
             fam = families.get(fkey)
@@ -106,14 +115,14 @@ class AcceptanceCells:
                 if len(families) > MAX_FAMILIES:
                     families.popitem(last=False)
             families.move_to_end(fkey)
-            fam.update(ratio, steps, evidence, self.forgetting)
+            fam.update(value, steps, evidence, self.forgetting)
         for key in self._keys(task_class, bucket, prompt_tokens, temperature, copy_source):
             cell = self._cells.get(key)
             if cell is None:
                 if len(self._cells) >= MAX_CELLS:
                     return
                 cell = self._cells[key] = RatioCell()
-            cell.update(ratio, steps, evidence, self.forgetting)
+            cell.update(value, steps, evidence, self.forgetting)
 
     def cells(self) -> int:
         return len(self._cells) + len(self._families)

@@ -71,11 +71,10 @@ class Observation:
     co_runners: tuple[tuple[Role, float], ...] = ()  # the other servers on its GPU: (role, load)
     max_tokens: int | None = None  # as the client set it
     warmup: bool = False  # among its backend's first requests: timing not representative
-    # prompt tokens sent to its GPU between its first and last chunk: their prefill chunks ran inside its steps
+    # uncached prompt tokens sent to its server after it (to a co-runner: after its first chunk), before its end
     prefill_during_decode: int = 0
     prefills_during_decode: int = 0  # the prompts those tokens came in (0: not known)
-    # `core.per_request`, prefix caching: structured output asked for, prompt tokens likely cached (not prefilled)
-    structured: bool = False
+    structured: bool = False  # `core.per_request`: structured output asked for; prefix caching: tokens likely cached
     cached_tokens: int = 0
     family: int | None = None  # its prompt's family (`core.acceptance_cells.family_of`)
     temperature: float = 0.0
@@ -248,15 +247,16 @@ class Learner:
 
     def _decode_s(self, obs: Observation) -> float:
         """The request's decode time without the prefill of requests that arrived during it (chunked prefill runs
-        other prompts inside its steps; left in, that work grows with the load and bent the step's fit): each chunk
-        at a prompt token's marginal cost beyond the step it rides on, at most `PREFILL_SHARE_MAX` of the decode.
-        Why each part, with the numbers that showed it: docs/routing.md, "The learner"."""
+        other prompts inside its steps; left in, that work grows with the load and bent the step's fit), each chunk
+        at a prompt token's marginal cost beyond the step it rides on: on a shared GPU at most `PREFILL_SHARE_MAX` of
+        the decode, on a GPU of its own down to its steps at batch 1. Why: docs/routing.md, "The learner"."""
         decode = obs.e2e_s - obs.ttft_s
         if obs.prefill_during_decode <= 0:
             return decode
         ridden = obs.prefills_during_decode * self._models["baseline"].base_s
         prefill = max(self._prefill_marginal_s(obs.role) * obs.prefill_during_decode - ridden, 0.0)
-        return decode - min(prefill, PREFILL_SHARE_MAX * decode)
+        own_gpu_floor = min(decode, ((obs.steps or 1) - 1) * self._models[obs.role].own_s(1.0))
+        return max(decode - prefill, (1.0 - PREFILL_SHARE_MAX) * decode if obs.co_runners else own_gpu_floor)
 
     def _observe_output(self, key: tuple[str, str], obs: Observation) -> None:
         f = self.config.forgetting

@@ -24,10 +24,10 @@ class PerRequest:
 
     def tokens_per_step(self, posterior: tuple[float, float], task_class: str, bucket: str, prompt_tokens: int,
                         family: int | None, temperature: float = 0.0, copy_source: bool = False) -> tuple[float, float]:
-        """The (class, bucket) posterior's mean scaled by what such prompts accepted against it; the same sd."""
+        """The (class, bucket) posterior's mean refined by what such prompts delivered; the same sd."""
         mean, sd = posterior
-        ratio = self.acceptance.ratio(task_class, bucket, prompt_tokens, family, temperature, copy_source)
-        return min(max(mean * ratio, 1.0), self.max_tokens_per_step), sd
+        est = self.acceptance.estimate(mean, task_class, bucket, prompt_tokens, family, temperature, copy_source)
+        return min(max(est, 1.0), self.max_tokens_per_step), sd
 
     def for_request(self, posterior: tuple[float, float], task_class: str, bucket: str, max_tokens: int,
                     max_tokens_given: bool, prompt_tokens: int, structured: bool, family: int | None,

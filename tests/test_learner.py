@@ -474,12 +474,15 @@ def test_an_idle_role_follows_the_serving_roles_tangent_at_their_measured_ratio(
     the mix priced speculation 13% cheaper where the baseline was 7% faster. Both roles' quiet steps give their
     ratio (0.71 here, the priors' 0.67); the idle role borrows the serving one's tangent at it."""
     lrn = Learner(dataclasses.replace(Settings().learner_config(), prior_tokens_per_step=2.0))  # the H200's priors
+    def on_the_pair(o: Observation) -> Observation:  # the other server on the GPU, idle: as the gateway reports it
+        return dataclasses.replace(o, co_runners=((OTHER[o.role], 0.0),))
+
     for _ in range(3):
-        lrn.observe(obs("baseline", 201, 201, 0.02 + 200 * 0.0047, load_self=1))
+        lrn.observe(on_the_pair(obs("baseline", 201, 201, 0.02 + 200 * 0.0047, load_self=1)))
     for i in range(200):
         load = 1 if i < 10 else 6 + i % 6
         step = 0.0066 if load == 1 else 0.0060 + 0.0001 * load  # the busy phase's tangent: a lower intercept
-        lrn.observe(obs("speculative", 201, 201, 0.02 + 200 * step, load_self=load))
+        lrn.observe(on_the_pair(obs("speculative", 201, 201, 0.02 + 200 * step, load_self=load)))
     spec, base = lrn.step_model("speculative"), lrn.step_model("baseline")
     assert spec.own_s(8) == pytest.approx(0.0068, rel=0.06)
     assert base.own_s(8) == pytest.approx(0.0047 / 0.0066 * spec.own_s(8), rel=0.04)

@@ -328,7 +328,8 @@ class Learner:
         else:
             observed = _clip(observed, own)
             self._steps[role].update(obs.load_self, observed, f)
-            self._steps[OTHER_ROLE[role]].age(f)
+            if obs.co_runners:  # the other role on the same GPU: what its fit knows grows old
+                self._steps[OTHER_ROLE[role]].age(f)
             self._fitted[role] = self._steps[role].model()
             self._models = tied_models(self._steps, self.config.slope_tie, self.config.priors, self.config.base_tie)
         return observed

@@ -17,7 +17,13 @@ def m(t, k, pol):
     return statistics.median(x["mean_e2e_s"] for x in r), statistics.median(x.get("speculative_share", 0) for x in r)
 
 
-tags = sys.argv[1:]
+# usage: tab.py [--seed N] TAG...  (adaptive of seed N against the statics of seed 1: the gateway's seed does not
+# change what a static policy sends where, and the emulator's acceptance is seeded per request)
+args = sys.argv[1:]
+seed = "1"
+if args[:1] == ["--seed"]:
+    seed, args = args[1], args[2:]
+tags = args
 keys = sorted({os.path.basename(p).split("--", 1)[1][:-5] for p in glob.glob("/tmp/l37f/ev/B--*.json")})
 rat = {t: [] for t in tags}
 for k in keys:
@@ -26,7 +32,7 @@ for k in keys:
         continue
     row = [k.replace("h200-ngram--", ""), f"B {b[0]:.3f}", f"S {s[0]:.3f}"]
     for t in tags:
-        a = m(t, k, "adaptive")
+        a = m(t, k[: -len("s1")] + "s" + seed, "adaptive")
         if a:
             rat[t].append(a[0] / min(b[0], s[0]))
             row.append(f"{t} {a[0] / min(b[0], s[0]):.3f} ({a[1]:.0%})")

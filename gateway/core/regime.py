@@ -41,7 +41,7 @@ class RegimeConfig:
     speculation_max_load: float  # no speculative regime while the group's recent mean load is above this
     trial_max_load: float = math.inf  # hope alone starts a free trial only while the load it commits is at most this
     trial_min_observations: int = 8  # a trial is judged on at least this many acceptance observations of its own
-    leave_margin: float = 0.05  # a speculative regime stays while the mix reads at least 1 / (1 + this)
+    leave_margin: float = 0.05  # a speculative regime stays while the mix reads at least 1 / (1 + this) (Settings: 0)
 
 
 @dataclass(frozen=True, slots=True)

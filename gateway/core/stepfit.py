@@ -15,8 +15,10 @@ The step at batch 1 is borrowed at the roles' *measured* ratio once both have ru
 a fit with forgetting follows the tangent at the load it is fed, so the serving role's intercept drops under load
 (mixed-phases: the n-gram server's 6.6 ms read 6.0 at 8 running) while the idle one keeps the intercept of the
 light load it last saw; their quiet steps keep the ratio (emulated H200: 0.70 at 1 running and at 8, the priors'
-0.67; the trained 160M pair 0.38). And an idle role's fit ages with the other's updates (`StepFit.age`): time
-passes for both, so the borrowed tangent, fresh, outweighs an own one measured long ago at another load.
+0.67; the trained 160M pair 0.38). On a shared GPU an idle role's fit also ages with the other's updates
+(`StepFit.age`; the learner): the borrowed tangent, fresh, outweighs an own one measured long ago at another load
+(a small effect next to the measured ratio). The quiet steps are not in the exported state: after a restart the
+priors' ratio holds until both roles have run two quiet steps again.
 """
 
 from __future__ import annotations

@@ -153,7 +153,7 @@ class BackendPool:
         """Prompt tokens to prefill, and prompts, this process has sent to `b`'s GPU (`b` and its co-runners), ever
         (`b`'s own counted as `own` where given): the difference over a stream's decode is the prefill work that
         ran inside its steps."""
-        tokens, prompts = own if own is not None else (b.prefill_tokens_sent, b.prompts_sent)
+        tokens, prompts = own if own is not None else self.sent_so_far(b)
         for o in self.co_members[b.name]:
             tokens += o.prefill_tokens_sent
             prompts += o.prompts_sent

@@ -98,7 +98,6 @@ def load_oracle(path: Path | None) -> dict[str, Oracle]:
 class Router:
     def __init__(self, settings: Settings, pool: BackendPool, learner: Learner, metrics: Metrics | None = None) -> None:
         self.settings, self.pool, self.learner, self.metrics = settings, pool, learner, metrics
-        self._sent: tuple[str, Role] | None = None  # routed, not in flight yet: a switch priced now counts it
         self.oracle = load_oracle(settings.oracle_file) if settings.policy == "clairvoyant" else {}
         self.classifier = settings.classifier_config()
         self.rules = settings.rules_config()
@@ -200,9 +199,7 @@ class Router:
             self.arrivals[chosen.group].append(now)
             self.running[chosen.group][chosen.role].append(Running(now, decision.predicted_e2e_s or 0.0))
             group_load = chosen.load + sum(load for _, load in chosen.co_runners)
-            self._sent = (chosen.group, chosen.role)
-            self._note(chosen.group, _recent(f, lclass, bucket, group_load))
-            self._sent = None
+            self._note(chosen.group, _recent(f, lclass, bucket, group_load), chosen.role)
         self.fleet.routed(view, session, decision.backend, cached)
         return Routed(decision, f, task_class, bucket, off, lclass, cached, family)
 
@@ -228,7 +225,7 @@ class Router:
             load = sum(self.pool.load(b, now) for b in self.pool.groups.get(group, []))
             self._update_regime(group, self.group_decisions[group], _recent(f, task_class, bucket, load))
 
-    def _note(self, group: str, recent: _Recent) -> None:
+    def _note(self, group: str, recent: _Recent, routed: Role) -> None:
         """Remember the request in its group's mix; recompute the regime every few decisions (pending: each)."""
         self.recent[group].append(recent)
         n = self.group_decisions[group] = self.group_decisions[group] + 1
@@ -237,9 +234,11 @@ class Router:
         elif group in self._early:
             self._early[group] = 0
         if (n > REGIME_EARLY and n % REGIME_EVERY == 0) or self.regimes[group].pending is not None:
-            self._update_regime(group, n, None)
+            self._update_regime(group, n, None, routed)
 
-    def _update_regime(self, group: str, n: int, extra: _Recent | None) -> None:
+    def _update_regime(self, group: str, n: int, extra: _Recent | None, routed: Role | None = None) -> None:
+        """Recompute the group's regime (`extra`: the request at hand, not yet routed) and price a pending switch
+        (`routed`: the role the request just routed went to, not in flight yet: the price counts it)."""
         before = after = self.regimes[group]
         now, cfg = time.monotonic(), self.regime_config
         if extra is not None or (n % REGIME_EVERY == 0
@@ -254,7 +253,7 @@ class Router:
         price: SwitchPrice | None = None
         if after.pending is not None:
             horizon = rg.switch_horizon(after, now, cfg)
-            price = self.prices[group] = self._price(group, after.pending, horizon, now, after.pending_trial)
+            price = self.prices[group] = self._price(group, after.pending, horizon, now, after.pending_trial, routed)
             after = rg.settle(after, now, price, cfg, self._mean_load(group))
         if after != before:
             self.regimes[group] = after
@@ -270,11 +269,12 @@ class Router:
             if after.switches != before.switches:
                 m.child(m.regime_switches, group).inc()
 
-    def _price(self, group: str, to: Role, horizon: float, now: float, trial: bool = False) -> SwitchPrice:
+    def _price(self, group: str, to: Role, horizon: float, now: float, trial: bool = False,
+               routed: Role | None = None) -> SwitchPrice:
         """The cost model's price of moving the group's GPU to `to` now (`gateway.core.regime.switch_price`)."""
         leaving, rate = OTHER_ROLE[to], known_rate(self.arrivals[group], now)
         plan = self.migration_plan(group, to) if self.migration_plan is not None else rg.NO_MOVES
-        count = round(self._load_of_role(group, leaving)) + (self._sent == (group, leaving))
+        count = round(self._load_of_role(group, leaving)) + (routed == leaving)
         left = rg.remaining(self.running[group][leaving], count, now)
         totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
         hoped = self._hoped.get(group, totals) if trial else totals

@@ -361,6 +361,27 @@ def test_thompson_sampling_explores_an_uncertain_class_and_stops_once_it_is_know
     assert known_bad == 0.0 and known_good == 1.0
 
 
+def test_a_measured_class_is_routed_on_its_mean_however_wide_its_spread() -> None:
+    """Thompson sampling explores a class (or temperature bucket) with fewer than `explore_min_observations`
+    speculative responses; once measured, every draw routes on the mean. The spread of a measured class stays wide
+    (azure-code-b: code at 1.0-4.5 tokens a step; the learner's spread of code/greedy 0.30 after 30 responses), and
+    sampling it flipped requests near the break-even both ways (1 + 1 fleet: 0.299-0.311 s, 0.294-0.298 without)."""
+    f = extract(request_view(CHAT, chat("Return JSON", temperature=0, max_tokens=256)), CFG)
+    draws = [(i + 0.5) / 100 for i in range(100)]
+    base = _inp(f, "structured", tps=1.2, sd=0.6, output=256)
+    mean = base.estimates
+    assert mean is not None
+
+    def roles(class_obs: int, bucket_obs: int) -> set[str]:
+        est = dataclasses.replace(mean, speculative_observations=class_obs, bucket_speculative_observations=bucket_obs)
+        inp = dataclasses.replace(base, estimates=est)
+        return {_decide("adaptive", dataclasses.replace(inp, sample_draw=u)).role for u in draws}
+
+    n = ADAPTIVE.explore_min_observations
+    assert roles(n, n) == {_decide("adaptive", dataclasses.replace(base, sample_draw=0.5)).role} == {"baseline"}
+    assert roles(n - 1, 40) == roles(40, n - 1) == roles(0, 0) == {"baseline", "speculative"}
+
+
 def test_a_thompson_pick_predicts_with_the_posterior_mean() -> None:
     """A speculative server chosen on an optimistic sample is predicted at the mean acceptance: the sample that won
     is high by selection, and predicting with it read speculative requests' latency systematically fast."""

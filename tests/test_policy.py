@@ -365,7 +365,8 @@ def test_a_measured_class_is_routed_on_its_mean_however_wide_its_spread() -> Non
     """Thompson sampling explores a class (or temperature bucket) with fewer than `explore_min_observations`
     speculative responses; once measured, every draw routes on the mean. The spread of a measured class stays wide
     (azure-code-b: code at 1.0-4.5 tokens a step; the learner's spread of code/greedy 0.30 after 30 responses), and
-    sampling it flipped requests near the break-even both ways (1 + 1 fleet: 0.299-0.311 s, 0.294-0.298 without)."""
+    sampling it only flipped the requests near the break-even both ways; docs/routing.md says a measured class is
+    routed on its mean."""
     f = extract(request_view(CHAT, chat("Return JSON", temperature=0, max_tokens=256)), CFG)
     draws = [(i + 0.5) / 100 for i in range(100)]
     base = _inp(f, "structured", tps=1.2, sd=0.6, output=256)

@@ -181,8 +181,9 @@ def _outside_regime(inp: PolicyInput, c: Candidate) -> bool:
 def _sampled_tps(inp: PolicyInput, est: Estimates, cfg: AdaptiveConfig) -> float:
     """Thompson sampling of the acceptance while the request's class or its temperature bucket has fewer than
     `explore_min_observations` speculative responses; a measured class is routed on its mean. Its spread stays
-    wide once measured (answers of one class copy 1.0 to 4.5 tokens a step), and sampling it kept flipping
-    requests near the break-even across it: on azure-code-b 1 + 1, 0.299-0.311 s against 0.294-0.298 without."""
+    wide once measured (answers of one class copy 1.0 to 4.5 tokens a step), and sampling it only flipped the
+    requests near the break-even both ways (measured neutral on the four mixed Azure cells against sampling every
+    decision: results/fleet-bursts-2026-12-05-g)."""
     if (not cfg.thompson or est.tokens_per_step_sd <= 0
             or min(est.speculative_observations, est.bucket_speculative_observations) >= cfg.explore_min_observations):
         return est.tokens_per_step

@@ -5,6 +5,7 @@ trial, free and light, that ends at once when its evidence reads below 1. Pure f
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -221,13 +222,15 @@ def test_a_free_trial_is_taken_only_when_its_hoped_gain_covers_its_co_running() 
 
 def test_unset_the_evidence_runs_where_the_shadow_does() -> None:
     """SPECGATE_REGIME_EVIDENCE unset: on where the shadow lookup runs (a pair sharing a GPU, n-gram), else off."""
-    pair = {"baseline_urls": ["http://127.0.0.1:9"], "speculative_urls": ["http://127.0.0.1:10"]}
-    assert Settings(**pair).regime_evidence_on(shared_gpu=True)
-    assert not Settings(**pair).regime_evidence_on(shared_gpu=False)  # a fleet: no shadow, no evidence
-    assert not Settings(**pair, shadow_lookup=False).regime_evidence_on(shared_gpu=True)
-    assert not Settings(**pair, speculative_method="draft_model").regime_evidence_on(shared_gpu=True)
-    assert Settings(**pair, regime_evidence=True, shadow_lookup=False).regime_evidence_on(shared_gpu=True)
-    router = Router(Settings(**pair), BackendPool(Settings(**pair), Metrics()), Learner(Settings().learner_config()))
+    def pair(**kw: Any) -> Settings:
+        return Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"], **kw)
+
+    assert pair().regime_evidence_on(shared_gpu=True)
+    assert not pair().regime_evidence_on(shared_gpu=False)  # a fleet: no shadow, no evidence
+    assert not pair(shadow_lookup=False).regime_evidence_on(shared_gpu=True)
+    assert not pair(speculative_method="draft_model").regime_evidence_on(shared_gpu=True)
+    assert pair(regime_evidence=True, shadow_lookup=False).regime_evidence_on(shared_gpu=True)
+    router = Router(pair(), BackendPool(pair(), Metrics()), Learner(pair().learner_config()))
     assert router.evidence and router.pool.shared_groups()
 
 

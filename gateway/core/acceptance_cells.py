@@ -27,6 +27,18 @@ prefix index: a conversation's turns, a shared system prompt with its few-shot e
 multi-turn built-in one code conversation ran at 1.2-1.5 tokens a step on every turn and the next at 3-4, in one
 (class, bucket, prompt length) cell. A family's value is shrunk toward its length cell's. The families kept are the
 `MAX_FAMILIES` most recently seen. Cells are bounded (`MAX_CELLS`).
+
+Across all of these, the answer's *length*: an n-gram drafter finds more to copy the longer an answer runs (it
+matches its own earlier output too), so one (class, bucket) cell spans short answers that hardly speculate and long
+ones that do. All-structured Azure code on the n-gram fleet (results/fleet-2026-12-05-g): 1.02 tokens a decode step
+over answers of ~8 tokens, 1.11 at 16, 1.29 at 64, 1.4 at 128, 1.9-2.4 at 512-2048, against the n-gram server's
+break-even of ~1.37 (its step over the baseline's). Read at the class's 1.37, every request was a coin toss, and the
+few long answers (a 1,899-token one: 10.1 s on the baseline, 5.9 s speculated) went wherever it fell, ~3-6% of the
+trace's mean. So each (class, bucket, temperature, copy source) also keeps cells per answer length in powers of two
+(keyed by the delivered length; read at the predicted one), and a request's estimate from the cells above is scaled by
+its length cell over the length-blind cell (shrunk toward it as if that had `LENGTH_SHRINK` responses; a length not
+seen yet reads the nearest shorter one, or scales by 1). Under the copy-source level, not the class: edits are long
+and copy much, so a length cell of the class would count the copy source's gain a second time.
 """
 
 from __future__ import annotations
@@ -41,6 +53,8 @@ MAX_FAMILIES = 4096
 FAMILY_BLOCKS = 4  # a prompt's family: the hash of its first this many text blocks (256 characters)
 EVIDENCE_STEPS = 16.0  # a response of this many decode steps counts as one in a cell's evidence
 MAX_RATIO = 3.0  # one observation says at most this many times the (class, bucket) estimate (either way)
+LENGTH_SHRINK = 1.0  # a length cell's pull toward its (class, bucket, temperature) cell, in responses
+MIN_LENGTH = 8  # answers up to this many tokens share one length cell
 MAX_RESPONSE_WEIGHT = 32.0  # a response's weight in its class's acceptance (`Learner`), in 16 decode steps (512)
 
 Key = tuple[str, ...]
@@ -77,6 +91,7 @@ class AcceptanceCells:
         self.forgetting = forgetting
         self._cells: dict[Key, RatioCell] = {}
         self._families: OrderedDict[Key, RatioCell] = OrderedDict()
+        self._lengths: dict[Key, RatioCell] = {}  # (class, bucket, temperature, copy, answer length in powers of 2)
 
     @staticmethod
     def _keys(task_class: str, bucket: str, prompt_tokens: int, temperature: float,
@@ -87,22 +102,42 @@ class AcceptanceCells:
                 (task_class, bucket, t, c, str(round(math.log2(max(prompt_tokens, 1))))))
 
     def estimate(self, mean: float, task_class: str, bucket: str, prompt_tokens: int, family: int | None = None,
-                 temperature: float = 0.0, copy_source: bool = False) -> float:
-        """Tokens per decode step such a request is expected to accept, from `mean`, its (class, bucket)'s."""
+                 temperature: float = 0.0, copy_source: bool = False, output_tokens: float | None = None) -> float:
+        """Tokens per decode step such a request is expected to accept, from `mean`, its (class, bucket)'s; with
+        `output_tokens` (its predicted length), scaled by what answers of that length delivered."""
         est = mean
-        for key in self._keys(task_class, bucket, prompt_tokens, temperature, copy_source):
+        keys = self._keys(task_class, bucket, prompt_tokens, temperature, copy_source)
+        for key in keys:
             cell = self._cells.get(key)
             if cell is not None:
                 est = cell.shrunk(est, SHRINK)
         fam = None if family is None else self._families.get((task_class, bucket, str(family)))
         if fam is not None:
             est = fam.shrunk(est, SHRINK)
-        return est
+        return est if output_tokens is None else est * self._length_factor(keys[1], output_tokens)
+
+    def _length_factor(self, top: Key, output_tokens: float) -> float:
+        """What answers of this length delivered over what the length-blind cell holds; a length not seen yet reads
+        the nearest shorter one seen (acceptance does not fall with length: long answers are rare, and a first one
+        read at the class's mean is the coin toss above); 1 when none is."""
+        cell = self._cells.get(top)
+        if cell is None or cell.steps <= 0:
+            return 1.0
+        length = None
+        for k in range(int(_length_key(output_tokens)), int(_length_key(MIN_LENGTH)) - 1, -1):
+            length = self._lengths.get((*top, str(k)))
+            if length is not None:
+                break
+        if length is None:
+            return 1.0
+        blind = cell.scaled / cell.steps
+        return min(max(length.shrunk(blind, LENGTH_SHRINK) / blind, 1.0 / MAX_RATIO), MAX_RATIO)
 
     def observe(self, task_class: str, bucket: str, prompt_tokens: int, observed_tps: float, estimate_tps: float,
-                steps: float, family: int | None = None, temperature: float = 0.0, copy_source: bool = False) -> None:
-        """A speculative response: `observed_tps` tokens per decode step over `steps` decode steps, where the
-        (class, bucket) said `estimate_tps`."""
+                steps: float, family: int | None = None, temperature: float = 0.0, copy_source: bool = False,
+                tokens: int | None = None) -> None:
+        """A speculative response of `tokens` tokens: `observed_tps` tokens per decode step over `steps` decode
+        steps, where the (class, bucket) said `estimate_tps`."""
         if observed_tps <= 0 or estimate_tps <= 0 or steps <= 0:
             return
         value = min(max(observed_tps, estimate_tps / MAX_RATIO), estimate_tps * MAX_RATIO)
@@ -116,7 +151,11 @@ class AcceptanceCells:
                     families.popitem(last=False)
             families.move_to_end(fkey)
             fam.update(value, steps, evidence, self.forgetting)
-        for key in self._keys(task_class, bucket, prompt_tokens, temperature, copy_source):
+        keys = self._keys(task_class, bucket, prompt_tokens, temperature, copy_source)
+        if tokens is not None and (len(self._lengths) < MAX_CELLS or (*keys[1], _length_key(tokens)) in self._lengths):
+            self._lengths.setdefault((*keys[1], _length_key(tokens)), RatioCell()).update(
+                value, steps, evidence, self.forgetting)
+        for key in keys:
             cell = self._cells.get(key)
             if cell is None:
                 if len(self._cells) >= MAX_CELLS:
@@ -125,7 +164,12 @@ class AcceptanceCells:
             cell.update(value, steps, evidence, self.forgetting)
 
     def cells(self) -> int:
-        return len(self._cells) + len(self._families)
+        return len(self._cells) + len(self._families) + len(self._lengths)
+
+
+def _length_key(tokens: float) -> str:
+    """An answer's length cell: powers of two, the shortest answers in one."""
+    return str(round(math.log2(max(tokens, MIN_LENGTH))))
 
 
 def decode_tokens_per_step(tokens: int, steps: int, gamma: int) -> tuple[float, int]:

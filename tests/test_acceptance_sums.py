@@ -148,3 +148,17 @@ def test_a_long_answer_is_read_at_what_long_answers_delivered_not_at_the_class_m
     assert 1.4 < mid < 1.8  # 179 in 109: 1.64
     assert long > 2.1  # 699 in 299: 2.34
     assert longer > 2.1
+
+
+def test_a_first_long_answer_reads_the_growth_over_the_short_ones() -> None:
+    """The 1,024- and 2,048-token answers of all-structured 1 + 1 came 15-21 s in, each the first of its length, before
+    any long answer was speculated: read at the longest length seen (64 tokens, ~1.3 a step) they stayed coin tosses.
+    The growth over the short answers (+~0.1 a step per doubling) says more."""
+    per = PerRequest(256, 0.98, 5.0)
+    for _ in range(40):
+        for tokens, steps in ((9, 9), (17, 16), (33, 28), (65, 50)):  # 1.0, 1.07, 1.19, 1.31 tokens a decode step
+            per.observe_acceptance("structured", "greedy", 900, tokens, steps, 1.2, None)
+    read = [per.tokens_per_step((1.2, 0.1), "structured", "greedy", 900, None, output_tokens=n)[0]
+            for n in (10, 64, 1024)]
+    assert read[0] < 1.08 and 1.25 < read[1] < 1.4
+    assert read[2] > 1.55  # the line: ~1.7 (the longest seen: 1.31)

@@ -36,8 +36,8 @@ break-even of ~1.37 (its step over the baseline's). Read at the class's 1.37, ev
 few long answers (a 1,899-token one: 10.1 s on the baseline, 5.9 s speculated) went wherever it fell, ~3-6% of the
 trace's mean. So each (class, bucket, temperature, copy source) also keeps cells per answer length in powers of two
 (keyed by the delivered length; read at the predicted one), and a request's estimate from the cells above is scaled by
-its length cell over the length-blind cell (shrunk toward it as if that had `LENGTH_SHRINK` responses; a length not
-seen yet reads the nearest shorter one, or scales by 1). Under the copy-source level, not the class: edits are long
+its length's value over the length-blind cell's: the length cell shrunk toward the line through the lengths seen
+(`LengthCells`), a length not seen yet the line. Under the copy-source level, not the class: edits are long
 and copy much, so a length cell of the class would count the copy source's gain a second time.
 """
 
@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 SHRINK = 2.0
 MAX_CELLS = 2048
@@ -53,7 +53,7 @@ MAX_FAMILIES = 4096
 FAMILY_BLOCKS = 4  # a prompt's family: the hash of its first this many text blocks (256 characters)
 EVIDENCE_STEPS = 16.0  # a response of this many decode steps counts as one in a cell's evidence
 MAX_RATIO = 3.0  # one observation says at most this many times the (class, bucket) estimate (either way)
-LENGTH_SHRINK = 1.0  # a length cell's pull toward its (class, bucket, temperature) cell, in responses
+LENGTH_SHRINK = 1.0  # the pull of the line through the length cells on one of them, in responses
 MIN_LENGTH = 8  # answers up to this many tokens share one length cell
 MAX_RESPONSE_WEIGHT = 32.0  # a response's weight in its class's acceptance (`Learner`), in 16 decode steps (512)
 
@@ -91,7 +91,7 @@ class AcceptanceCells:
         self.forgetting = forgetting
         self._cells: dict[Key, RatioCell] = {}
         self._families: OrderedDict[Key, RatioCell] = OrderedDict()
-        self._lengths: dict[Key, RatioCell] = {}  # (class, bucket, temperature, copy, answer length in powers of 2)
+        self._lengths: dict[Key, LengthCells] = {}  # per (class, bucket, temperature, copy source)
 
     @staticmethod
     def _keys(task_class: str, bucket: str, prompt_tokens: int, temperature: float,
@@ -117,21 +117,13 @@ class AcceptanceCells:
         return est if output_tokens is None else est * self._length_factor(keys[1], output_tokens)
 
     def _length_factor(self, top: Key, output_tokens: float) -> float:
-        """What answers of this length delivered over what the length-blind cell holds; a length not seen yet reads
-        the nearest shorter one seen (acceptance does not fall with length: long answers are rare, and a first one
-        read at the class's mean is the coin toss above); 1 when none is."""
-        cell = self._cells.get(top)
-        if cell is None or cell.steps <= 0:
-            return 1.0
-        length = None
-        for k in range(int(_length_key(output_tokens)), int(_length_key(MIN_LENGTH)) - 1, -1):
-            length = self._lengths.get((*top, str(k)))
-            if length is not None:
-                break
-        if length is None:
+        """What answers of this length delivered over what the length-blind cell holds (1: not known)."""
+        cell, lengths = self._cells.get(top), self._lengths.get(top)
+        if cell is None or cell.steps <= 0 or lengths is None:
             return 1.0
         blind = cell.scaled / cell.steps
-        return min(max(length.shrunk(blind, LENGTH_SHRINK) / blind, 1.0 / MAX_RATIO), MAX_RATIO)
+        value = lengths.value(_length_key(output_tokens), blind)
+        return min(max(value / blind, 1.0 / MAX_RATIO), MAX_RATIO)
 
     def observe(self, task_class: str, bucket: str, prompt_tokens: int, observed_tps: float, estimate_tps: float,
                 steps: float, family: int | None = None, temperature: float = 0.0, copy_source: bool = False,
@@ -152,9 +144,9 @@ class AcceptanceCells:
             families.move_to_end(fkey)
             fam.update(value, steps, evidence, self.forgetting)
         keys = self._keys(task_class, bucket, prompt_tokens, temperature, copy_source)
-        if tokens is not None and (len(self._lengths) < MAX_CELLS or (*keys[1], _length_key(tokens)) in self._lengths):
-            self._lengths.setdefault((*keys[1], _length_key(tokens)), RatioCell()).update(
-                value, steps, evidence, self.forgetting)
+        if tokens is not None and (keys[1] in self._lengths or len(self._lengths) < MAX_CELLS):
+            self._lengths.setdefault(keys[1], LengthCells()).observe(_length_key(tokens), value, steps, evidence,
+                                                                      self.forgetting)
         for key in keys:
             cell = self._cells.get(key)
             if cell is None:
@@ -164,14 +156,42 @@ class AcceptanceCells:
             cell.update(value, steps, evidence, self.forgetting)
 
     def cells(self) -> int:
-        return len(self._cells) + len(self._families) + len(self._lengths)
+        return len(self._cells) + len(self._families) + sum(len(c.cells) for c in self._lengths.values())
 
 
-def _length_key(tokens: float) -> str:
+def _length_key(tokens: float) -> int:
     """An answer's length cell: powers of two, the shortest answers in one."""
-    return str(round(math.log2(max(tokens, MIN_LENGTH))))
+    return round(math.log2(max(tokens, MIN_LENGTH)))
 
 
+@dataclass(slots=True)
+class LengthCells:
+    """Tokens per decode step per answer length (powers of two) of one (class, bucket, temperature, copy source), and
+    the line through them on log length (weighted by their evidence; its slope at least 0): a length not seen yet
+    reads the line, a cell seen reads its value shrunk toward the line. Long answers are rare and a class's first one
+    comes before any long answer was speculated (all-structured 1 + 1: the 1,024- and 2,048-token answers at 15-21 s,
+    each the first of its length), so the growth over the short answers' lengths is what there is to go by."""
+
+    cells: dict[int, RatioCell] = field(default_factory=dict)
+
+    def observe(self, length: int, value: float, steps: float, evidence: float, forgetting: float) -> None:
+        for k, cell in self.cells.items():  # one forgetting clock for the line's points
+            if k != length:
+                cell.update(0.0, 0.0, 0.0, forgetting)
+        self.cells.setdefault(length, RatioCell()).update(value, steps, evidence, forgetting)
+
+    def value(self, length: int, blind: float) -> float:
+        """The tokens per decode step of answers of `length`; `blind` (the length-blind cell's) where none is known."""
+        points = [(k, c.scaled / c.steps, c.evidence) for k, c in self.cells.items() if c.steps > 0 and c.evidence > 0]
+        if not points:
+            return blind
+        w = sum(e for *_, e in points)
+        kbar, vbar = sum(k * e for k, _, e in points) / w, sum(v * e for _, v, e in points) / w
+        spread = sum(e * (k - kbar) ** 2 for k, _, e in points)
+        slope = max(sum(e * (k - kbar) * (v - vbar) for k, v, e in points) / spread, 0.0) if spread > 0 else 0.0
+        line = vbar + slope * (length - kbar)
+        cell = self.cells.get(length)
+        return line if cell is None else cell.shrunk(line, LENGTH_SHRINK)
 def decode_tokens_per_step(tokens: int, steps: int, gamma: int) -> tuple[float, int]:
     """A streamed response's tokens per decode step and its decode steps: the first chunk is the prefill's one
     token, the rest are decode steps (a one-chunk response: its tokens over that chunk). Bounded to [1, γ + 1]."""

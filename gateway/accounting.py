@@ -45,8 +45,7 @@ class Accounting:
         self.pool = pool
         self.learner = learner
         self.metrics = metrics
-        wanted = settings.shadow_lookup if settings.shadow_lookup is not None else bool(pool.shared_groups())
-        on = wanted and settings.speculative_method == "ngram"
+        on = settings.shadow_lookup_on(bool(pool.shared_groups()))
         self.shadow = Shadow(settings, learner) if on else None  # n-gram lookup replayed on responses' text
 
     def capture(self, role: Role) -> bytearray | None:

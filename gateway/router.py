@@ -105,7 +105,7 @@ class Router:
         self.regime_config = settings.regime_config()
         self.hindsight = settings.hindsight()
         self.regimes: dict[str, RegimeState] = {g: RegimeState() for g in pool.shared_groups()}
-        rs = self.regimes
+        rs, self.evidence = self.regimes, settings.regime_evidence_on(bool(self.regimes))  # on: unset, a shared GPU
         self.recent: dict[str, deque[_Recent]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
         self.group_decisions: dict[str, int] = dict.fromkeys(self.regimes, 0)
@@ -333,7 +333,7 @@ class Router:
         models = {role: lrn.step_model(role) for role in ROLES}
         w, prefill = self.regime_config.externality_weight, {role: lrn.prefill_s_per_token(role) for role in ROLES}
         totals = rg.mix_costs(samples, models, prefill, w)
-        on, k = self.settings.regime_evidence, self.settings.regime_evidence_recent_requests  # off: evidence = hope
+        on, k = self.evidence, self.settings.regime_evidence_recent_requests  # off: evidence = hope
         measured = rg.mix_costs(samples, models, prefill, w, evidence=on) if on else totals
         self._totals[group], self._hoped[group] = (measured, len(samples)), totals  # gains: evidence, trials hope
         if self.regimes[group].role == "baseline" and mean_load <= self.regime_config.speculation_max_load:

@@ -488,6 +488,20 @@ def test_an_idle_role_follows_the_serving_roles_tangent_at_their_measured_ratio(
     assert base.own_s(8) == pytest.approx(0.0047 / 0.0066 * spec.own_s(8), rel=0.04)
 
 
+def test_two_quiet_steps_of_each_role_give_their_measured_ratio() -> None:
+    """Member 203 of the family: the baseline answered two quiet requests (4.7 ms a step) and then sat idle for
+    40 s. With forgetting two steps weigh 1.98, under the 2.0 once asked for, so the priors' ratio held and the
+    baseline read 4.87 ms at batch 1 beside the n-gram server's measured 6.6: speculation 3.6% cheaper than it was,
+    and the regime stayed on it through a phase where the baseline was 3-8% faster."""
+    lrn = learner()
+    lrn.observe(obs("baseline", 95, 95, 0.02 + 94 * 0.00467, load_self=1))
+    lrn.observe(obs("baseline", 59, 59, 0.02 + 58 * 0.00467, load_self=1))
+    for i in range(40):
+        lrn.observe(obs("speculative", 150, 100, 0.02 + 99 * 0.0066, load_self=1 + i % 2))
+    base, spec = lrn.step_model("baseline"), lrn.step_model("speculative")
+    assert spec.own_s(1) / base.own_s(1) == pytest.approx(0.0066 / 0.00467, rel=0.025)
+
+
 def test_an_idle_role_s_prefill_is_the_measured_roles_not_its_prior() -> None:
     """The same model on the same GPU prefills alike: the never-used baseline of mixed-phases kept its 40 µs a
     token prior beside the n-gram server's measured ~30 µs, and every long prompt looked dearer on it."""

@@ -5,6 +5,7 @@ trial, free and light, that ends at once when its evidence reads below 1. Pure f
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -210,14 +211,37 @@ def test_the_evidence_is_the_lower_of_the_window_and_its_recent_requests() -> No
         mix_costs(window[:10], MODELS, PREFILL, 1.0, evidence=True))  # fewer than 16: the window
 
 
+def test_a_free_trial_is_taken_only_when_its_hoped_gain_covers_its_co_running() -> None:
+    """The bursty built-in with the evidence on: a trial whose drain was short (0.26 s) was taken free though its
+    co-running was priced at 1.99 s against a hoped gain of 0.53 s; the next 10 s ran 1.41x the baseline alone."""
+    pending = next_regime(RegimeState(), 1.2, 30.0, CFG, 1.0)
+    assert pending.pending_trial
+    assert settle(pending, 30.0, SwitchPrice(0.26, 1.99, 0.53, 1.0), CFG).role == "baseline"
+    assert settle(pending, 30.0, SwitchPrice(0.26, 0.4, 0.53, 1.0), CFG).trial  # free, and the gain covers it
+
+
+def test_unset_the_evidence_runs_where_the_shadow_does() -> None:
+    """SPECGATE_REGIME_EVIDENCE unset: on where the shadow lookup runs (a pair sharing a GPU, n-gram), else off."""
+    def pair(**kw: Any) -> Settings:
+        return Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"], **kw)
+
+    assert pair().regime_evidence_on(shared_gpu=True)
+    assert not pair().regime_evidence_on(shared_gpu=False)  # a fleet: no shadow, no evidence
+    assert not pair(shadow_lookup=False).regime_evidence_on(shared_gpu=True)
+    assert not pair(speculative_method="draft_model").regime_evidence_on(shared_gpu=True)
+    assert pair(regime_evidence=True, shadow_lookup=False).regime_evidence_on(shared_gpu=True)
+    router = Router(pair(), BackendPool(pair(), Metrics()), Learner(pair().learner_config()))
+    assert router.evidence and router.pool.shared_groups()
+
+
 def test_without_evidence_the_regime_is_as_before() -> None:
-    """SPECGATE_REGIME_EVIDENCE off (the default): no evidence is passed, nothing is a trial, and a decisive ratio
-    still asks for speculation before the dwell, as the rule of 2026-12-05 did."""
+    """SPECGATE_REGIME_EVIDENCE off: no evidence is passed, nothing is a trial, and a decisive ratio still asks
+    for speculation before the dwell, as the rule of 2026-12-05 did."""
     s = next_regime(RegimeState("baseline", since_s=0.0), 1.6, 1.0, CFG)
     assert (s.pending, s.pending_trial) == ("speculative", False)
     assert settle(s, 1.0, SwitchPrice(0.5, 1.0, 2.0, 9.0), CFG).trial is False
-    router_settings = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"])
-    assert router_settings.regime_evidence is False
+    router_settings = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"],
+                               regime_evidence=False)
     router = Router(router_settings, BackendPool(router_settings, Metrics()), Learner(router_settings.learner_config()))
     json_request = request_view("/v1/chat/completions", {"model": "m", "temperature": 0, "max_tokens": 128,
                                                          "messages": [{"role": "user", "content": "Return JSON: {}"}]})

@@ -366,13 +366,13 @@ def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig
     never made the bets structured-heavy floods need (held-out members 100 and 104: 1.14x and 1.23x)."""
     if state.pending is None or _over_the_cap(state.pending, mean_load, price.arriving_load, cfg):
         return state
-    free = price.drain_s <= cfg.free_drain_s
+    free = price.drain_s <= cfg.free_drain_s and price.cost_s <= price.gain_s
+    paid = price.gain_s > cfg.switch_cost_factor * price.cost_s
     if state.pending_trial:
         light = price.arriving_load <= cfg.trial_max_load or not math.isfinite(price.arriving_load)
-        take = (free and light) or price.gain_s > cfg.switch_cost_factor * price.cost_s
+        take = (free and light) or paid
     else:
-        paid = price.gain_s > cfg.switch_cost_factor * price.cost_s
-        take = state.trial or paid or (free and price.cost_s <= price.gain_s)
+        take = state.trial or paid or free
     if take:
         return RegimeState(state.pending, now, state.ratio, state.switches + 1, trial=state.pending_trial,
                            evidence=state.evidence, observed=state.observed, trial_observed=state.observed,

@@ -34,7 +34,7 @@ from gateway.core.costmodel import OTHER_ROLE, Role, StepModel
 INTERCEPT_VAR = 0.02
 SLOPE_VAR = 0.05**2  # the growth's variance cap, in the same units
 QUIET_LOAD = 2.0  # running requests up to which a step reads a server's speed at batch 1
-QUIET_MIN_WEIGHT = 2.0  # quiet steps each role needs before their ratio replaces the priors'
+QUIET_MIN_STEPS = 2  # quiet steps each role needs before their ratio replaces the priors'
 
 
 @dataclass(slots=True)
@@ -49,6 +49,7 @@ class StepFit:
     count: int = 0
     quiet_s: float = 0.0  # forgetting mean of quiet steps (net of the fit's growth): the step at batch 1
     quiet_w: float = 0.0
+    quiet_n: int = 0  # quiet steps seen (a count: with forgetting, two steps weigh 1 + forgetting < 2)
 
     @classmethod
     def from_prior(cls, prior: StepModel) -> StepFit:
@@ -68,6 +69,7 @@ class StepFit:
         self.count += 1
         if load <= QUIET_LOAD:
             self.quiet_w = self.quiet_w * forgetting + 1.0
+            self.quiet_n += 1
             self.quiet_s += (step_s - max(self.theta[1], 0.0) * self.scale_s * load - self.quiet_s) / self.quiet_w
 
     def age(self, forgetting: float) -> None:
@@ -138,7 +140,7 @@ def _combine(own: float, own_var: float, borrowed: float, borrowed_var: float, t
 
 def _base_ratio(fit: StepFit, other: StepFit, role_prior: float, other_prior: float) -> tuple[float, bool]:
     """The role's step at batch 1 over the other's: measured from both roles' quiet steps, else the priors'."""
-    if min(fit.quiet_w, other.quiet_w) >= QUIET_MIN_WEIGHT and fit.quiet_s > 0 and other.quiet_s > 0:
+    if min(fit.quiet_n, other.quiet_n) >= QUIET_MIN_STEPS and fit.quiet_s > 0 and other.quiet_s > 0:
         return fit.quiet_s / other.quiet_s, True
     return _ratio(role_prior, other_prior), False
 

@@ -1,3 +1,4 @@
+# ruff: noqa  -- a quick analysis script, kept as it ran
 import json,sys,statistics as st
 for f in sys.argv[1:]:
     R=[]

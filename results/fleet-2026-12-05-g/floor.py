@@ -1,3 +1,4 @@
+# ruff: noqa  -- a quick analysis script, kept as it ran
 """The median prediction error with the logged prediction's own step/ttft/tps, and the output length replaced by one
 constant per max_tokens (the best such constants, chosen on this very log: a floor for any length predictor that
 knows only max_tokens)."""

@@ -1,3 +1,4 @@
+# ruff: noqa  -- a quick analysis script, kept as it ran
 """Online replay of output-length prediction (predict, then observe) over workloads: median |pred-true|/true overall
 and per max_tokens. PYTHONPATH picks the version."""
 import json,sys,statistics as st,collections as C

@@ -1,3 +1,4 @@
+# ruff: noqa  -- a quick analysis script, kept as it ran
 import json,sys
 wl={json.loads(l)['id']:json.loads(l) for l in open('/work/wt/w38c/runs/all-structured-code-a.jsonl')}
 runs={}

@@ -1,3 +1,4 @@
+# ruff: noqa  -- a quick analysis script, kept as it ran
 """Offline: replay a bench run through the learner on PYTHONPATH (every response observed when it finished), and at
 each request's send read its predicted length and tokens per step as the router would. Prints the long requests'
 reads and, per delivered-length bucket of the speculative responses, implied steps / steps taken.

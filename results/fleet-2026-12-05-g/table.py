@@ -1,3 +1,4 @@
+# ruff: noqa  -- a quick analysis script, kept as it ran
 """usage: table.py DIR  -> per (cell, version): mean e2e per seed, spec share, median prediction error (access log)"""
 import json,sys,glob,os,re,statistics as st,collections as C
 rows=C.defaultdict(dict)

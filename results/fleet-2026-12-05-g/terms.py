@@ -1,3 +1,4 @@
+# ruff: noqa  -- a quick analysis script, kept as it ran
 """Which term of the prediction errs: the median |pred-obs|/obs with each term replaced by what was observed.
 usage: terms.py LOG..."""
 import json,sys,statistics as st

@@ -1,3 +1,4 @@
+# ruff: noqa  -- a quick analysis script, kept as it ran
 import json,sys,glob,collections as C,statistics as st
 W=json.load(open('/work/wt/w38c/runs/all-structured-code-a.jsonl'.replace('all-structured-code-a',sys.argv[1]))) if False else None
 runs={}

@@ -192,6 +192,8 @@ class LengthCells:
         line = vbar + slope * (length - kbar)
         cell = self.cells.get(length)
         return line if cell is None else cell.shrunk(line, LENGTH_SHRINK)
+
+
 def decode_tokens_per_step(tokens: int, steps: int, gamma: int) -> tuple[float, int]:
     """A streamed response's tokens per decode step and its decode steps: the first chunk is the prefill's one
     token, the rest are decode steps (a one-chunk response: its tokens over that chunk). Bounded to [1, γ + 1]."""

@@ -48,7 +48,15 @@ def test_the_decision_reads_the_tokens_per_decode_step_the_server_delivered() ->
         _speculative(lrn, n, s)
     delivered = _delivered()  # 1.72
     assert lrn.tokens_per_step("structured", "greedy") == pytest.approx(delivered, rel=0.06)
-    assert _read(lrn) == pytest.approx(delivered, rel=0.06)  # was 1.36: a mean over responses, each once
+    # each answer read at its length: the decode steps the reads imply add up to the steps the server took
+    steps = sum((n - 1) / _read_at(lrn, n) * share for n, _, share in SHAPES)
+    assert steps == pytest.approx(sum((s - 1) * share for _, s, share in SHAPES), rel=0.06)
+
+
+def _read_at(lrn: Learner, output_tokens: float) -> float:
+    """Tokens per step as the policy prices a request predicted at `output_tokens`."""
+    return lrn.per_request.tokens_per_step(lrn.tokens_per_step_posterior("structured", "greedy"), "structured",
+                                           "greedy", 900, None, output_tokens=output_tokens)[0]
 
 
 def test_the_first_chunk_is_the_prefills_one_token_not_a_decode_step() -> None:
@@ -110,3 +118,47 @@ def test_a_cell_holds_what_its_requests_delivered_not_a_ratio_to_a_class_estimat
     assert lrn.tokens_per_step("code", "greedy") > 1.9  # the class moved
     assert _read(lrn, "code", copy_source=False) == pytest.approx(1.15, rel=0.1)
     assert _read(lrn, "code", copy_source=True) == pytest.approx(3.33, rel=0.1)
+
+
+def _asked(lrn: Learner, max_tokens: int, tokens: int, steps: int) -> None:
+    lrn.observe(Observation(role="speculative", task_class="structured", bucket="greedy", prompt_tokens=900,
+                            completion_tokens=tokens, steps=steps, ttft_s=0.05, e2e_s=0.05 + 0.01 * steps,
+                            load_self=1.0, max_tokens=max_tokens, structured=True))
+
+
+def _read_asked(lrn: Learner, max_tokens: int) -> float:
+    return lrn.per_request.for_request(lrn.tokens_per_step_posterior("structured", "greedy"), "structured", "greedy",
+                                       max_tokens, True, 900, True, None, 0.0, False)[1]
+
+
+def test_a_long_answer_is_read_at_what_long_answers_delivered_not_at_the_class_mean() -> None:
+    """All-structured Azure code on the n-gram fleet (results/fleet-2026-12-05-g): answers asked for in 64 tokens ran
+    at ~1.05 tokens a decode step, those asked for in 1,024 at ~2.3, the class's ratio of sums sat at the n-gram
+    server's break-even (~1.4), and every request was priced there: the few long answers (10 s on the baseline, 6 s
+    speculated) went to the baseline about half the time. A request that says it is long (`max_tokens`, through its
+    predicted length) must read what long answers delivered, a short one what short ones did; a length never seen
+    (2,048) reads at least the longest seen below it."""
+    lrn = Learner(Settings().learner_config())
+    rng = random.Random(3)
+    for _ in range(300):
+        shape = rng.choices(((64, 20, 19), (256, 180, 110), (1024, 700, 300)), weights=(0.8, 0.15, 0.05))[0]
+        _asked(lrn, *shape)
+    short, mid, long, longer = (_read_asked(lrn, m) for m in (64, 256, 1024, 2048))
+    assert short < 1.15  # 19 tokens in 18 decode steps: 1.06 (read at the class, every request read ~1.5)
+    assert 1.4 < mid < 1.8  # 179 in 109: 1.64
+    assert long > 2.1  # 699 in 299: 2.34
+    assert longer > 2.1
+
+
+def test_a_first_long_answer_reads_the_growth_over_the_short_ones() -> None:
+    """The 1,024- and 2,048-token answers of all-structured 1 + 1 came 15-21 s in, each the first of its length, before
+    any long answer was speculated: read at the longest length seen (64 tokens, ~1.3 a step) they stayed coin tosses.
+    The growth over the short answers (+~0.1 a step per doubling) says more."""
+    per = PerRequest(256, 0.98, 5.0)
+    for _ in range(40):
+        for tokens, steps in ((9, 9), (17, 16), (33, 28), (65, 50)):  # 1.0, 1.07, 1.19, 1.31 tokens a decode step
+            per.observe_acceptance("structured", "greedy", 900, tokens, steps, 1.2, None)
+    read = [per.tokens_per_step((1.2, 0.1), "structured", "greedy", 900, None, output_tokens=n)[0]
+            for n in (10, 64, 1024)]
+    assert read[0] < 1.08 and 1.25 < read[1] < 1.4
+    assert read[2] > 1.55  # the line: ~1.7 (the longest seen: 1.31)

@@ -87,3 +87,17 @@ def test_a_prompt_family_that_accepts_less_is_predicted_to() -> None:
     low, high = (per.tokens_per_step((mean, 0.1), "code", "greedy", 300, family)[0] for family in (1, 2))
     assert low < 1.6 and high > 3.1
     assert 2.0 < per.tokens_per_step((mean, 0.1), "code", "greedy", 300, None)[0] < 2.8  # no family: the cell's
+
+
+def test_a_class_first_long_ask_starts_from_what_that_size_used_in_other_classes() -> None:
+    """Azure code windows (results/fleet-2026-12-05-g): every class uses ~0.2 of a 64-token `max_tokens` and ~0.7 of
+    a 256-token one (apps size it to the answer). A class's first 256-token request was predicted at its 64-token
+    share, a third of its length, and priced (and routed) as a short answer."""
+    lengths = OutputLengths(256, 0.98)
+    for _ in range(30):
+        lengths.observe("sql", "greedy", 64, 900, False, 13)
+        lengths.observe("structured", "greedy", 64, 900, True, 13)
+    for _ in range(6):
+        lengths.observe("sql", "greedy", 256, 900, False, 180)
+    assert lengths.predict("structured", "greedy", 256, 900, True) > 0.45 * 256  # was 53 tokens (0.21 x 256), now 129
+    assert lengths.predict("structured", "greedy", 64, 900, True) < 16  # its own short asks: as they were

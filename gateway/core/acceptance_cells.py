@@ -27,13 +27,25 @@ prefix index: a conversation's turns, a shared system prompt with its few-shot e
 multi-turn built-in one code conversation ran at 1.2-1.5 tokens a step on every turn and the next at 3-4, in one
 (class, bucket, prompt length) cell. A family's value is shrunk toward its length cell's. The families kept are the
 `MAX_FAMILIES` most recently seen. Cells are bounded (`MAX_CELLS`).
+
+Across all of these, the answer's *length*: an n-gram drafter finds more to copy the longer an answer runs (it
+matches its own earlier output too), so one (class, bucket) cell spans short answers that hardly speculate and long
+ones that do. All-structured Azure code on the n-gram fleet (results/fleet-2026-12-05-g): 1.02 tokens a decode step
+over answers of ~8 tokens, 1.11 at 16, 1.29 at 64, 1.4 at 128, 1.9-2.4 at 512-2048, against the n-gram server's
+break-even of ~1.37 (its step over the baseline's). Read at the class's 1.37, every request was a coin toss, and the
+few long answers (a 1,899-token one: 10.1 s on the baseline, 5.9 s speculated) went wherever it fell, ~3-6% of the
+trace's mean. So each (class, bucket, temperature, copy source) also keeps cells per answer length in powers of two
+(keyed by the delivered length; read at the predicted one), and a request's estimate from the cells above is scaled by
+its length's value over the length-blind cell's: the length cell shrunk toward the line through the lengths seen
+(`LengthCells`), a length not seen yet the line. Under the copy-source level, not the class: edits are long
+and copy much, so a length cell of the class would count the copy source's gain a second time.
 """
 
 from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 SHRINK = 2.0
 MAX_CELLS = 2048
@@ -41,6 +53,8 @@ MAX_FAMILIES = 4096
 FAMILY_BLOCKS = 4  # a prompt's family: the hash of its first this many text blocks (256 characters)
 EVIDENCE_STEPS = 16.0  # a response of this many decode steps counts as one in a cell's evidence
 MAX_RATIO = 3.0  # one observation says at most this many times the (class, bucket) estimate (either way)
+LENGTH_SHRINK = 1.0  # the pull of the line through the length cells on one of them, in responses
+MIN_LENGTH = 8  # answers up to this many tokens share one length cell
 MAX_RESPONSE_WEIGHT = 32.0  # a response's weight in its class's acceptance (`Learner`), in 16 decode steps (512)
 
 Key = tuple[str, ...]
@@ -77,6 +91,7 @@ class AcceptanceCells:
         self.forgetting = forgetting
         self._cells: dict[Key, RatioCell] = {}
         self._families: OrderedDict[Key, RatioCell] = OrderedDict()
+        self._lengths: dict[Key, LengthCells] = {}  # per (class, bucket, temperature, copy source)
 
     @staticmethod
     def _keys(task_class: str, bucket: str, prompt_tokens: int, temperature: float,
@@ -87,22 +102,34 @@ class AcceptanceCells:
                 (task_class, bucket, t, c, str(round(math.log2(max(prompt_tokens, 1))))))
 
     def estimate(self, mean: float, task_class: str, bucket: str, prompt_tokens: int, family: int | None = None,
-                 temperature: float = 0.0, copy_source: bool = False) -> float:
-        """Tokens per decode step such a request is expected to accept, from `mean`, its (class, bucket)'s."""
+                 temperature: float = 0.0, copy_source: bool = False, output_tokens: float | None = None) -> float:
+        """Tokens per decode step such a request is expected to accept, from `mean`, its (class, bucket)'s; with
+        `output_tokens` (its predicted length), scaled by what answers of that length delivered."""
         est = mean
-        for key in self._keys(task_class, bucket, prompt_tokens, temperature, copy_source):
+        keys = self._keys(task_class, bucket, prompt_tokens, temperature, copy_source)
+        for key in keys:
             cell = self._cells.get(key)
             if cell is not None:
                 est = cell.shrunk(est, SHRINK)
         fam = None if family is None else self._families.get((task_class, bucket, str(family)))
         if fam is not None:
             est = fam.shrunk(est, SHRINK)
-        return est
+        return est if output_tokens is None else est * self._length_factor(keys[1], output_tokens)
+
+    def _length_factor(self, top: Key, output_tokens: float) -> float:
+        """What answers of this length delivered over what the length-blind cell holds (1: not known)."""
+        cell, lengths = self._cells.get(top), self._lengths.get(top)
+        if cell is None or cell.steps <= 0 or lengths is None:
+            return 1.0
+        blind = cell.scaled / cell.steps
+        value = lengths.value(_length_key(output_tokens), blind)
+        return min(max(value / blind, 1.0 / MAX_RATIO), MAX_RATIO)
 
     def observe(self, task_class: str, bucket: str, prompt_tokens: int, observed_tps: float, estimate_tps: float,
-                steps: float, family: int | None = None, temperature: float = 0.0, copy_source: bool = False) -> None:
-        """A speculative response: `observed_tps` tokens per decode step over `steps` decode steps, where the
-        (class, bucket) said `estimate_tps`."""
+                steps: float, family: int | None = None, temperature: float = 0.0, copy_source: bool = False,
+                tokens: int | None = None) -> None:
+        """A speculative response of `tokens` tokens: `observed_tps` tokens per decode step over `steps` decode
+        steps, where the (class, bucket) said `estimate_tps`."""
         if observed_tps <= 0 or estimate_tps <= 0 or steps <= 0:
             return
         value = min(max(observed_tps, estimate_tps / MAX_RATIO), estimate_tps * MAX_RATIO)
@@ -116,7 +143,11 @@ class AcceptanceCells:
                     families.popitem(last=False)
             families.move_to_end(fkey)
             fam.update(value, steps, evidence, self.forgetting)
-        for key in self._keys(task_class, bucket, prompt_tokens, temperature, copy_source):
+        keys = self._keys(task_class, bucket, prompt_tokens, temperature, copy_source)
+        if tokens is not None and (keys[1] in self._lengths or len(self._lengths) < MAX_CELLS):
+            self._lengths.setdefault(keys[1], LengthCells()).observe(_length_key(tokens), value, steps, evidence,
+                                                                      self.forgetting)
+        for key in keys:
             cell = self._cells.get(key)
             if cell is None:
                 if len(self._cells) >= MAX_CELLS:
@@ -125,7 +156,42 @@ class AcceptanceCells:
             cell.update(value, steps, evidence, self.forgetting)
 
     def cells(self) -> int:
-        return len(self._cells) + len(self._families)
+        return len(self._cells) + len(self._families) + sum(len(c.cells) for c in self._lengths.values())
+
+
+def _length_key(tokens: float) -> int:
+    """An answer's length cell: powers of two, the shortest answers in one."""
+    return round(math.log2(max(tokens, MIN_LENGTH)))
+
+
+@dataclass(slots=True)
+class LengthCells:
+    """Tokens per decode step per answer length (powers of two) of one (class, bucket, temperature, copy source), and
+    the line through them on log length (weighted by their evidence; its slope at least 0): a length not seen yet
+    reads the line, a cell seen reads its value shrunk toward the line. Long answers are rare and a class's first one
+    comes before any long answer was speculated (all-structured 1 + 1: the 1,024- and 2,048-token answers at 15-21 s,
+    each the first of its length), so the growth over the short answers' lengths is what there is to go by."""
+
+    cells: dict[int, RatioCell] = field(default_factory=dict)
+
+    def observe(self, length: int, value: float, steps: float, evidence: float, forgetting: float) -> None:
+        for k, cell in self.cells.items():  # one forgetting clock for the line's points
+            if k != length:
+                cell.update(0.0, 0.0, 0.0, forgetting)
+        self.cells.setdefault(length, RatioCell()).update(value, steps, evidence, forgetting)
+
+    def value(self, length: int, blind: float) -> float:
+        """The tokens per decode step of answers of `length`; `blind` (the length-blind cell's) where none is known."""
+        points = [(k, c.scaled / c.steps, c.evidence) for k, c in self.cells.items() if c.steps > 0 and c.evidence > 0]
+        if not points:
+            return blind
+        w = sum(e for *_, e in points)
+        kbar, vbar = sum(k * e for k, _, e in points) / w, sum(v * e for _, v, e in points) / w
+        spread = sum(e * (k - kbar) ** 2 for k, _, e in points)
+        slope = max(sum(e * (k - kbar) * (v - vbar) for k, v, e in points) / spread, 0.0) if spread > 0 else 0.0
+        line = vbar + slope * (length - kbar)
+        cell = self.cells.get(length)
+        return line if cell is None else cell.shrunk(line, LENGTH_SHRINK)
 
 
 def decode_tokens_per_step(tokens: int, steps: int, gamma: int) -> tuple[float, int]:

@@ -6,7 +6,11 @@ on how much was asked (a 64-token SQL answer uses ~55% of it, a 1,024-token chat
 
 - with `max_tokens` set, the prediction is a share of it, learned in log space (the median request) per cell
   (class, temperature bucket, `max_tokens` in powers of two), each cell shrunk toward (class, `max_tokens`),
-  then the class, then all requests (`SHRINK` observations each): a new cell starts from its neighbours;
+  then `max_tokens` over all classes, then the class, then all requests (`SHRINK` observations each): a new cell
+  starts from its neighbours. The size asked over all classes comes after the class: where apps size
+  `max_tokens` to the answer, the share depends on the size more than on the class (Azure code windows,
+  results/fleet-2026-12-05-g: ~0.2 of 64 tokens, 0.7-0.8 of 128-2,048 in every class), and a class's first
+  long request read at its short ones' share was predicted at a third of its length;
 - without `max_tokens`, the length itself, per (class, bucket, prompt length in powers of two), shrunk the same
   way toward (class, bucket), the class, all requests;
 - structured output (`response_format` JSON, tools, guided decoding) is a class of its own here.
@@ -48,7 +52,7 @@ class OutputLengths:
         cls = task_class + "+json" if structured else task_class
         if max_tokens is not None:
             m = _pow2(max_tokens)
-            return ("f",), ("f", cls), ("f", cls, m), ("f", cls, bucket, m)
+            return ("f",), ("f", cls), ("f", m), ("f", cls, m), ("f", cls, bucket, m)
         return ("n",), ("n", cls), ("n", cls, bucket), ("n", cls, bucket, _pow2(prompt_tokens))
 
     def _log_estimate(self, keys: tuple[Key, ...], prior: float) -> tuple[float, float]:

@@ -23,10 +23,13 @@ class PerRequest:
         return min(out, float(max_tokens)), self.lengths.error(task_class, bucket, given, prompt_tokens, structured)
 
     def tokens_per_step(self, posterior: tuple[float, float], task_class: str, bucket: str, prompt_tokens: int,
-                        family: int | None, temperature: float = 0.0, copy_source: bool = False) -> tuple[float, float]:
-        """The (class, bucket) posterior's mean refined by what such prompts delivered; the same sd."""
+                        family: int | None, temperature: float = 0.0, copy_source: bool = False,
+                        output_tokens: float | None = None) -> tuple[float, float]:
+        """The (class, bucket) posterior's mean refined by what such prompts (and answers of the length
+        `output_tokens`, where given) delivered; the same sd."""
         mean, sd = posterior
-        est = self.acceptance.estimate(mean, task_class, bucket, prompt_tokens, family, temperature, copy_source)
+        est = self.acceptance.estimate(mean, task_class, bucket, prompt_tokens, family, temperature, copy_source,
+                                       output_tokens)
         return min(max(est, 1.0), self.max_tokens_per_step), sd
 
     def for_request(self, posterior: tuple[float, float], task_class: str, bucket: str, max_tokens: int,
@@ -36,7 +39,7 @@ class PerRequest:
         `posterior` (the learner's) and what the request says."""
         output = self.output(task_class, bucket, max_tokens, max_tokens_given, prompt_tokens, structured)[0]
         return (output, *self.tokens_per_step(posterior, task_class, bucket, prompt_tokens, family, temperature,
-                                              copy_source))
+                                              copy_source, output))
 
     def observe_output(self, task_class: str, bucket: str, max_tokens: int | None, prompt_tokens: int,
                        structured: bool, completion_tokens: int) -> None:
@@ -49,7 +52,7 @@ class PerRequest:
         per decode step (a shadow read: at `scale` of a response's weight)."""
         tps, decode_steps = decode_tokens_per_step(tokens, steps, round(self.max_tokens_per_step) - 1)
         self.acceptance.observe(task_class, bucket, prompt_tokens, tps, estimate, decode_steps * scale, family,
-                                temperature, copy_source)
+                                temperature, copy_source, tokens)
 
     def state(self) -> dict[str, int]:
         return {"output_length_cells": self.lengths.cells(), "acceptance_cells": self.acceptance.cells()}

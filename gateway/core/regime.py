@@ -17,7 +17,7 @@ a burst makes the mix look expensive on it (two switches inside one burst: 1.32x
 the mix's predicted saving beyond the band, over the requests of the next `min_dwell_s` seconds (the regime holds
 that long anyway), exceeds the predicted cost of co-running the two servers while the old one drains. The dwell is
 in seconds, not decisions: at 12 requests/s sixteen decisions are 1.3 s.
-Evidence and hope (`SPECGATE_REGIME_EVIDENCE`, off by default) and the load cap: docs/routing.md.
+Evidence and hope (`SPECGATE_REGIME_EVIDENCE`, on where the shadow lookup runs) and the load cap: docs/routing.md.
 """
 
 from __future__ import annotations

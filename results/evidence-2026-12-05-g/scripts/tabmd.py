@@ -1,3 +1,4 @@
+# ruff: noqa  -- a quick analysis script, kept as it ran
 """Markdown table of results/evidence-2026-12-05-g: adaptive ÷ the better static per cell and seed."""
 import glob
 import json

@@ -105,7 +105,7 @@ class Router:
         self.regime_config = settings.regime_config()
         self.hindsight = settings.hindsight()
         self.regimes: dict[str, RegimeState] = {g: RegimeState() for g in pool.shared_groups()}
-        rs, self.evidence = self.regimes, settings.regime_evidence_on(bool(self.regimes))  # on: unset, a shared GPU
+        self.evidence = settings.regime_evidence_on(bool(self.regimes))  # the regime moves on measured acceptance
         self.recent: dict[str, deque[_Recent]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
         self.group_decisions: dict[str, int] = dict.fromkeys(self.regimes, 0)
@@ -125,7 +125,8 @@ class Router:
         # per shared group in a baseline regime: the classes whose measurement could move it (`worth_probing`)
         self.probe_worthy: dict[str, frozenset[tuple[str, str]]] = {}
         # per shared group and role: the requests sent there (a pending switch prices the leaving server's drain)
-        self.running: dict[str, dict[Role, deque[Running]]] = {g: {r: deque(maxlen=512) for r in ROLES} for g in rs}
+        self.running: dict[str, dict[Role, deque[Running]]] = {g: {r: deque(maxlen=512) for r in ROLES}
+                                                                for g in self.regimes}
         self._totals: dict[str, tuple[dict[Role, float], int]] = {}  # per group: the last mix's totals, its size
         self._hoped: dict[str, dict[Role, float]] = {}  # ... and as hoped (a trial's gain)
         self.prices: dict[str, SwitchPrice] = {}  # per group: the last price of its pending switch

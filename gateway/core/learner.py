@@ -74,8 +74,8 @@ class Observation:
     # uncached prompt tokens sent to its server after it (to a co-runner: after its first chunk), before its end
     prefill_during_decode: int = 0
     prefills_during_decode: int = 0  # the prompts those tokens came in (0: not known)
-    structured: bool = False  # `core.per_request`: structured output asked for; prefix caching: tokens likely cached
-    cached_tokens: int = 0
+    structured: bool = False  # `core.per_request`: structured output asked for
+    cached_tokens: int = 0  # prefix caching: prompt tokens likely cached (not prefilled)
     family: int | None = None  # its prompt's family (`core.acceptance_cells.family_of`)
     temperature: float = 0.0
     queued_prefill_tokens: float = 0.0  # others' prompt tokens priced as queued ahead of it (`Decision.queued_tokens`)

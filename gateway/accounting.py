@@ -126,6 +126,10 @@ class Accounting:
             "load_self": loads.load_self, "co_runners": loads.co_runners, "group": backend.group,
             "temperature": ctx.routed.bucket,
         }
+        if ctx.routed.cached_tokens.get(backend.name):  # the prefix index's guess of its cached prompt tokens there
+            line["cached_tokens"] = ctx.routed.cached_tokens[backend.name]
+        if d.queued_tokens and backend.name == d.backend:  # prompt tokens priced as queued ahead of it
+            line["queued_tokens"] = round(d.queued_tokens)
         if outcome.shadow_tps is not None:  # shadow lookup: the n-gram server's tokens per step on this text
             line["shadow_tps"] = round(outcome.shadow_tps, 3)
         if outcome.moves:  # live migration: the roles it moved to, in order (`backend` is where it started)

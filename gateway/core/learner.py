@@ -14,8 +14,8 @@
 - prefill seconds per prompt token, per role (also clipped), shrunk toward the other role's (an idle server's read its
   prior, 40 µs, beside the measured 27-33: the mix priced it 20% dearer), learned only from requests that started on
   a quiet GPU (`PREFILL_QUIET_LOAD`): under a burst time to first token is mostly the wait behind other prefills (an
-  H200 at c = 48: the baseline's 3.4x the speculative server's). Also a line through time to first token on
-  [1, prompt tokens]: its slope is a token's cost.
+  H200 at c = 48: the baseline's 3.4x the speculative server's); a ratio of sums, each response weighing its tokens
+  (`PREFILL_WEIGHT_MAX`). Also a line through time to first token on [1, prompt tokens]: its slope is a token's cost.
 Every estimate starts at a prior and forgets old observations geometrically (`forgetting` per update).
 """
 
@@ -34,8 +34,10 @@ from gateway.core.stepfit import StepFit, tied_models
 PREFILL_SHARE_MAX = 0.5  # of a decode, the most that other requests' prefill may be said to have taken
 CLIP_FACTOR = 3.0  # an observed step or prefill moves the model as if it were at most this far off
 PREFILL_QUIET_LOAD = 4.0  # requests on the GPU (the observed one included) up to which TTFT teaches prefill speed
+PREFILL_WEIGHT_MAX = 4.0  # a response's weight in the prefill speed: its tokens over the mean response's, at most this
 MAX_OUTPUT_TOKENS = 2**20  # the longest natural output length an estimate may say (exp() of a log stays finite)
 _LOG_MAX_OUTPUT = math.log(MAX_OUTPUT_TOKENS)
+FRACTION_REACH = 8.0  # a max_tokens above this many times the natural length says nothing about the request
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +124,7 @@ class Learner:
         self._backend_tokens_per_step = Ewma(config.prior_tokens_per_step)
         self._steps = {role: StepFit.from_prior(config.priors[role]) for role in ROLES}
         self._prefill = {role: Ewma(config.prior_prefill_s_per_token) for role in ROLES}
+        self._prefill_tokens = Ewma(0.0)  # tokens per observed prefill: the unit of its weight
         # time to first token (less one step) on [1, prompt tokens]: the slope is a prompt token's marginal cost
         self._prefill_line = {role: StepFit.from_prior(StepModel(config.priors[role].base_s,
                                                                  config.prior_prefill_s_per_token)) for role in ROLES}
@@ -342,7 +345,12 @@ class Learner:
         # 5e-5 s a token against the emulator's ~2.5e-5, TTFT predicted 1.24 s against 0.71 s observed)
         prompt = obs.prompt_tokens - obs.cached_tokens + max(obs.queued_prefill_tokens, 0.0)
         first = max(obs.ttft_s - step, 0.0)
-        self._prefill[role].update(_clip(first / prompt, self._prefill_s[role]), self.config.forgetting)
+        # Weighed by its tokens: in a mean of ratios the time every response pays (HTTP hops, the step it arrives in;
+        # 0.03-0.05 s) counted 30x on 1k tokens, and Mooncake (1-30k) read 3.2e-5 s a token, the emulator's 2.3e-5.
+        mean = self._prefill_tokens.value if self._prefill_tokens.weight > 0 else prompt
+        self._prefill_tokens.update(prompt, self.config.forgetting)
+        self._prefill[role].update(_clip(first / prompt, self._prefill_s[role]), self.config.forgetting,
+                                   w=min(prompt / max(mean, 1.0), PREFILL_WEIGHT_MAX))
         self._prefill_s = {r: self._shrunk_prefill(r) for r in ROLES}
         line = self._prefill_line[role]
         line.update(prompt, _clip(first, line.model().own_s(prompt)), self.config.forgetting)
@@ -371,21 +379,13 @@ class Learner:
     def state(self) -> dict[str, object]:
         return {
             "backend_tokens_per_step": self.backend_tokens_per_step(),
-            "step_models": {
-                role: {**_asdict(self._models[role]), "observations": self._steps[role].count} for role in ROLES
-            },
+            "step_models": {r: {**_asdict(self._models[r]), "observations": self._steps[r].count} for r in ROLES},
             "prefill_s_per_token": {role: self.prefill_s_per_token(role) for role in ROLES},
             "prefill_marginal_s_per_token": {role: self._prefill_marginal_s(role) for role in ROLES},
             "interference": {role: self.interference(role) for role in ROLES},
             **self.per_request.state(),
-            "classes": {
-                f"{task_class}/{bucket}": _asdict(est)
-                for (task_class, bucket), est in self.class_estimates().items()
-            },
+            "classes": {f"{c}/{b}": _asdict(est) for (c, b), est in self.class_estimates().items()},
         }
-
-
-FRACTION_REACH = 8.0  # a max_tokens above this many times the natural length says nothing about the request
 
 
 def _plausible(obs: Observation) -> bool:

@@ -3,9 +3,11 @@ affinity, and the whole path: a conversation's next turn goes where its history 
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import aiohttp
+import orjson
 import pytest
 
 from gateway.bench.kit.inproc import fast_settings, start_gateway, until
@@ -174,13 +176,16 @@ def test_sessions_prefer_the_header_and_are_bounded() -> None:
 
 
 @pytest.mark.asyncio
-async def test_a_turn_whose_history_is_cached_queues_only_its_uncached_prompt() -> None:
+async def test_a_turn_whose_history_is_cached_queues_only_its_uncached_prompt(caplog: pytest.LogCaptureFixture,
+                                                                             ) -> None:
     """The prefill queue a server shows later requests (`Backend.sent`) holds what it still has to prefill: for
     a turn whose history that server holds, the prompt less the cached tokens the reason header names (it held
-    the whole prompt before, so a conversation's next turn looked as costly to queue behind as a new one)."""
+    the whole prompt before, so a conversation's next turn looked as costly to queue behind as a new one). The
+    access line says the cached tokens too (per-request records of a bench: results/mooncake-2026-12-05-h)."""
+    caplog.set_level(logging.INFO)
     async with EmulatedFleet(["baseline", "baseline"], time_scale=0.2) as fleet:
         gw = await start_gateway(fast_settings(backends=fleet.backends_setting().split(","), policy="adaptive",
-                                               random_seed=1))
+                                               random_seed=1, log_requests=True))
         router = gw.app[AppState.key].router
         try:
             async with aiohttp.ClientSession() as s:
@@ -198,6 +203,8 @@ async def test_a_turn_whose_history_is_cached_queues_only_its_uncached_prompt() 
             cached, prompt = (int(x) for x in reason.split("cached ")[1].split(" ")[0].split("/"))
             assert cached > 0.9 * prompt
             assert queued == [prompt - cached]
+            lines = [orjson.loads(r.getMessage()) for r in caplog.records if r.name == "specgate.access"]
+            assert [line.get("cached_tokens") for line in lines] == [None, cached]
         finally:
             await gw.runner.cleanup()
 

@@ -104,6 +104,8 @@ class Settings(BaseSettings):
         0.25, ge=0.0, le=1.0, description="probe rate for an unmeasured temperature bucket (one probe at a time)")
     random_seed: int | None = Field(None, description="seed of the exploration draws (for reproducible runs)")
     externality_weight: float = Field(1.0, ge=0.0, description="weight of the delay a request imposes on others")
+    ttft_weight: float = Field(0.0, ge=0.0, description="time to first token counted this much again in the "
+                               "adaptive policy's cost, beyond its share of e2e (0: e2e alone)")
     forgetting: float = Field(0.98, gt=0.5, le=1.0, description="per-observation decay of learned estimates")
     num_speculative_tokens: int = Field(4, ge=1, description="γ configured on the speculative server")
     prior_tokens_per_step: float = Field(1.2, description="prior mean acceptance length (tokens per speculative step); low: speculation must earn its traffic")
@@ -297,7 +299,7 @@ class Settings(BaseSettings):
             explore_hope_sd=self.explore_hope_sd,
             exception_load=self.regime_exception_load, exception_margin=self.regime_exception_margin,
             exception_arrivals=self.regime_exception_arrivals, probe_max_load=self.regime_speculation_max_load,
-            thompson=self.thompson_sampling, affinity_tie=self.session_affinity_tie)
+            thompson=self.thompson_sampling, affinity_tie=self.session_affinity_tie, ttft_weight=self.ttft_weight)
 
     def shadow_lookup_on(self, shared_gpu: bool) -> bool:
         """Whether responses are replayed through the n-gram lookup (`shared_gpu`: a baseline and an n-gram server

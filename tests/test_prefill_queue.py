@@ -4,6 +4,7 @@ request's prefill imposes on the batch already there (`costmodel.predict(stall=T
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from typing import Any
 
@@ -124,6 +125,19 @@ def test_long_prompts_balance_prefill_tokens_not_request_counts() -> None:
     busier = (Candidate("baseline-0", "baseline", "g0", 2.0, (), ((0.0, 13000), (0.0, 13000))),
               Candidate("baseline-1", "baseline", "g1", 3.0, (), ((5.0, 13000), (4.0, 13000), (3.0, 13000))))
     d = decide("adaptive", _input(13000, busier), RULES, CFG)
+    assert d is not None and d.backend == "baseline-1"
+
+
+def test_a_ttft_weight_moves_a_short_prompt_off_a_queue_it_would_decode_faster_behind() -> None:
+    """`ttft_weight` (off by default) counts the first token again: a short prompt behind another's 13k-token prefill
+    (0.33 s) on a quiet server, or on an idle-queued server 18 requests busier (slower steps, dearer to join). By
+    e2e the queue wins; with TTFT counted twice the busy server does."""
+    fleet = (Candidate("baseline-0", "baseline", "g0", 1.0, (), ((0.0, 13000),)),
+             Candidate("baseline-1", "baseline", "g1", 18.0, ()))
+    assert CFG.ttft_weight == 0.0
+    d = decide("adaptive", _input(200, fleet), RULES, CFG)
+    assert d is not None and d.backend == "baseline-0"
+    d = decide("adaptive", _input(200, fleet), RULES, dataclasses.replace(CFG, ttft_weight=1.0))
     assert d is not None and d.backend == "baseline-1"
 
 

@@ -61,6 +61,7 @@ class AdaptiveConfig:
     thompson: bool  # sample the acceptance of backends with a GPU of their own from its posterior
     explore_hope_sd: float = 2.0  # probe only if speculation wins at the acceptance this many sd above its mean
     affinity_tie: float = 0.02  # a session's last backend wins a role's choice within this share of the cheapest
+    ttft_weight: float = 0.0  # time to first token counted this much again, beyond its share of e2e (`objective`)
 
 
 @record
@@ -165,6 +166,12 @@ def predict_on(c: Candidate, est: Estimates, prompt_tokens: int, tokens_per_step
                    est.interference[c.role], prefill, co, queued_prefill_tokens(c.queued, prefill), stall=True)
 
 
+def objective(p: Prediction, cfg: AdaptiveConfig) -> float:
+    """What the cost policy minimises: e2e plus the weighted delay imposed on others, plus `ttft_weight` x TTFT where
+    a deployment counts the first token beyond its share of e2e (off by default: results/mooncake-2026-12-05-h)."""
+    return p.cost(cfg.externality_weight) + cfg.ttft_weight * p.ttft_s
+
+
 def _queued(c: Candidate, est: Estimates) -> float:
     """The prompt tokens `predict_on` priced as queued ahead of a request on `c` (none on a shared GPU)."""
     return 0.0 if c.co_runners else queued_prefill_tokens(c.queued, est.prefill_s_per_token[c.role])
@@ -199,7 +206,7 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     speculative backend must win by `margin`; bounded probes of what the regime keeps unmeasured."""
     est = inp.estimates
     assert est is not None, "adaptive and clairvoyant policies need estimates"
-    w, prompt = cfg.externality_weight, inp.features.prompt_tokens
+    prompt = inp.features.prompt_tokens
     sampled = _sampled_tps(inp, est, cfg) if explore else est.tokens_per_step
     scored = []
     scoring = inp.scoring
@@ -212,7 +219,7 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
         # Thompson sampling only where a probe costs nobody else: a speculative backend with its own GPU.
         tps = sampled if not c.shared else est.tokens_per_step
         p = predict_on(c, est, prompt - cached.get(c.name, 0) if cached else prompt, tps)
-        scored.append((p.cost(w), c, p))
+        scored.append((objective(p, cfg), c, p))
     base, spec = (best_with_affinity([s for s in scored if s[1].role == role], inp.affinity, cfg.affinity_tie)
                   for role in ("baseline", "speculative"))  # the cheapest of each role, or the session's if as cheap
     ratio: float | None = None
@@ -290,7 +297,7 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
     p = predict_on(c, est, inp.features.prompt_tokens, est.tokens_per_step)
     if c.shared and max(gpu_load(c), inp.arrival_rates.get(c.group, 0.0) * p.e2e_s) > cfg.probe_max_load:
         return None  # a busy GPU is not speculated on anyway (the regime's load cap), and a probe slows all of it
-    cost = p.cost(cfg.externality_weight)
+    cost = objective(p, cfg)
     if cost > cap * pick[0]:
         return None
     # what a first probe can teach: nothing, if even a plausibly good acceptance would not make speculation the
@@ -298,7 +305,7 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
     # requests beside them: 3.6 s of one creative-heavy run went to one such probe and its co-runners). Once
     # measured, the rare quiet-GPU probes stay: they are what corrects an estimate gone wrong.
     hope = est.tokens_per_step + cfg.explore_hope_sd * est.tokens_per_step_sd
-    if unmeasured and predict_on(c, est, inp.features.prompt_tokens, hope).cost(cfg.externality_weight) >= pick[0]:
+    if unmeasured and objective(predict_on(c, est, inp.features.prompt_tokens, hope), cfg) >= pick[0]:
         return None
     return cost, c, p
 
@@ -309,8 +316,8 @@ def _cached_instead(inp: PolicyInput, cfg: AdaptiveConfig, forced: Decision) -> 
     est, cached, prompt = inp.estimates, inp.cached_tokens, inp.features.prompt_tokens
     if est is None or not (cached or inp.affinity or any(c.queued for c in inp.candidates)):
         return forced
-    scored = [(predict_on(c, est, prompt - cached.get(c.name, 0), est.tokens_per_step).cost(cfg.externality_weight),
-               c, None) for c in inp.candidates]
+    scored = [(objective(predict_on(c, est, prompt - cached.get(c.name, 0), est.tokens_per_step), cfg), c, None)
+              for c in inp.candidates]
     best = best_with_affinity(scored, inp.affinity, cfg.affinity_tie)
     c = best[1] if best is not None else next(c for c in inp.candidates if c.name == forced.backend)
     text = cache_text(cached.get(c.name, 0), prompt, inp.affinity == c.name)

@@ -31,7 +31,7 @@ def instruction_text(text: str) -> str:
     head = text[: fences[0]].rstrip().rsplit("\n\n", 1)[-1][-ASK_CHARS:]
     if len(fences) % 2 and len(text) - fences[-1] - len(FENCE) >= OPEN_BLOCK_CHARS:
         opened = fences.pop()  # an open block to the end: what follows its fence is pasted, not asked
-        return head if not fences else head + "\n" + text[fences[-1] + len(FENCE) : opened][:ASK_CHARS]
+        return head if not fences else head + "\n" + text[fences[-1] + len(FENCE) : opened].strip()[:ASK_CHARS]
     closing = fences[-1] if len(fences) % 2 == 0 else (fences[-2] if len(fences) > 1 else -len(FENCE))
     tail = text[closing + len(FENCE):] if closing >= 0 else text[fences[-1]:]
-    return head + "\n" + tail[:ASK_CHARS]
+    return head + "\n" + tail.strip()[:ASK_CHARS]

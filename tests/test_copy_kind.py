@@ -57,7 +57,8 @@ def test_an_edit_and_a_question_about_the_same_block_are_different_kinds() -> No
     assert copy_kind(False, "rename it") == "new"
 
 
-def _fill(cells: AcceptanceCells, cls: str, kind: str | bool, tps: float, temperature: float, n: int, mean: float) -> None:
+def _fill(cells: AcceptanceCells, cls: str, kind: str | bool, tps: float, temperature: float, n: int,
+          mean: float) -> None:
     for _ in range(n):  # 20-token answers: 19 decode tokens
         cells.observe(cls, "low", 900, tps, mean, 19 / tps, temperature=temperature, copy_source=kind, tokens=20)
 

@@ -55,7 +55,7 @@ def test_hope_alone_asks_for_a_trial_taken_only_when_free_and_light() -> None:
     assert (pending.pending, pending.pending_trial) == ("speculative", True)
     assert settle(pending, 30.0, IDLE_BUSY, CFG).role == "baseline"  # free, but 4.5 requests would follow it
     assert settle(pending, 30.0, SwitchPrice(0.5, 1.0, 0.9, 1.0), CFG).role == "baseline"  # not free, not paid
-    assert settle(pending, 30.0, SwitchPrice(0.5, 1.0, 1.1, 9.0), CFG).trial  # its gain as hoped pays its price
+    assert settle(pending, 30.0, SwitchPrice(0.5, 1.0, 2.1, 9.0), CFG).trial  # its gain as hoped pays its price
     trial = settle(pending, 30.0, IDLE_LIGHT, CFG)
     assert (trial.role, trial.trial, trial.switches) == ("speculative", True, 1)
     # a group's first requests (the arrival rate unknown) may start one, free
@@ -217,7 +217,22 @@ def test_a_free_trial_is_taken_only_when_its_hoped_gain_covers_its_co_running() 
     pending = next_regime(RegimeState(), 1.2, 30.0, CFG, 1.0)
     assert pending.pending_trial
     assert settle(pending, 30.0, SwitchPrice(0.26, 1.99, 0.53, 1.0), CFG).role == "baseline"
-    assert settle(pending, 30.0, SwitchPrice(0.26, 0.4, 0.53, 1.0), CFG).trial  # free, and the gain covers it
+    assert settle(pending, 30.0, SwitchPrice(0.26, 0.25, 0.53, 1.0), CFG).trial  # free; the gain covers both ways
+
+
+def test_a_trial_is_priced_as_a_round_trip() -> None:
+    """Real vLLM pair on an H100 (deploy/gpu/results/2026-12-05-h100-pair): 4 decisions in, with 4 requests running
+    on the baseline, hope (1.18) against the evidence (0.80) took a trial as paid: 3.93 s of co-running (a 0.67-s
+    drain) against a hoped 4.50 s. It came back 3 s later and the two moves' co-running made the light phase
+    1.14-1.17x either server alone. A trial on hope alone is the bet the evidence expects to lose: its way back
+    co-runs as much again, so its price counts both ways; a switch on evidence counts one."""
+    cfg, price = CFG, SwitchPrice(0.67, 3.93, 4.50, 5.15)
+    trial = next_regime(RegimeState(), 1.18, 1.6, cfg, 0.80)
+    assert trial.pending_trial and settle(trial, 1.6, price, cfg).role == "baseline"
+    assert settle(trial, 1.6, SwitchPrice(0.67, 2.2, 4.50, 1.0), cfg).trial  # both ways below the gain
+    assert settle(trial, 1.6, SwitchPrice(0.0, 0.0, 0.0, math.inf), cfg).trial  # idle: free both ways
+    evidence = next_regime(RegimeState(since_s=-60.0), 1.18, 1.6, cfg, 1.18)
+    assert not evidence.pending_trial and settle(evidence, 1.6, price, cfg).role == "speculative"
 
 
 def test_unset_the_evidence_runs_where_the_shadow_does() -> None:

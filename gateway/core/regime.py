@@ -359,15 +359,15 @@ def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig
     covers its priced co-running: bursty with the shadow on took a 0.26-s drain priced 1.99 s against a 0.42-s gain
     into a burst, and its next 60 requests ran 10-18% slower than the static server) or when its gain exceeds its
     price times `switch_cost_factor` (the linear co-running model misses the queue a burst builds behind the lost
-    capacity); else it stays pending, re-priced at the next decision. A trial asked for on
-    hope alone starts as any other switch would (free, or its gain as hoped paying its price), but free only while
-    the load it commits is at most `trial_max_load` (no bound by default, as before trials); what makes it a trial
-    is its end: taken at once, unpriced, once its own measurements read below the band. Kept to light loads, trials
-    never made the bets structured-heavy floods need (held-out members 100 and 104: 1.14x and 1.23x)."""
+    capacity); else it stays pending, re-priced at the next decision. A trial asked for on hope alone starts as any
+    other switch would (free, or its gain as hoped paying its price), priced as a round trip (its end, taken at
+    once, unpriced, once its own measurements read below the band, co-runs as much again: a real pair on an H100
+    took one 4 decisions in and ran 1.15x), and free only while the load it commits is at most `trial_max_load`."""
     if state.pending is None or _over_the_cap(state.pending, mean_load, price.arriving_load, cfg):
         return state
-    free = price.drain_s <= cfg.free_drain_s and price.cost_s <= price.gain_s
-    paid = price.gain_s > cfg.switch_cost_factor * price.cost_s
+    cost = price.cost_s * (2.0 if state.pending_trial else 1.0)  # a trial is a round trip: it may come back
+    free = price.drain_s <= cfg.free_drain_s and cost <= price.gain_s
+    paid = price.gain_s > cfg.switch_cost_factor * cost
     if state.pending_trial:
         light = price.arriving_load <= cfg.trial_max_load or not math.isfinite(price.arriving_load)
         take = (free and light) or paid

@@ -41,6 +41,9 @@ def test_the_ask_is_the_text_around_the_pasted_blocks_not_their_content() -> Non
     # a prompt cut off inside its block: what follows the open fence is pasted ("# remove" in the code)
     assert instruction_text(f"Here is a function:\n\n```python\n{CODE}") == "Here is a function:"
     assert instruction_text("no blocks: change the second line") == "no blocks: change the second line"
+    # thousands of blocks (a hostile or generated prompt): the same rule, read from the ends of the text
+    many = "Fix these:\n\n" + "```a```" * 3000 + "\n\nRename x."
+    assert instruction_text(many) == "Fix these:\nRename x."
     # only the last paragraph before the first block: a document above it is not the ask
     assert instruction_text(f"Context:\n{CODE}\n\nHere is a function:\n\n{FENCED}\nWhat does it do?") == (
         "Here is a function:\nWhat does it do?")

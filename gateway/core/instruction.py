@@ -20,18 +20,17 @@ OPEN_BLOCK_CHARS = 160  # text after an unpaired last fence that makes it an ope
 
 
 def instruction_text(text: str) -> str:
-    """The ask of `text` (see the module docstring): at most 2 × `ASK_CHARS` characters."""
-    fences = []
-    at = text.find(FENCE)
-    while at >= 0:
-        fences.append(at)
-        at = text.find(FENCE, at + len(FENCE))
-    if not fences:
+    """The ask of `text` (see the module docstring): at most 2 × `ASK_CHARS` characters. Three searches and a count,
+    whatever the number of fences (a prompt of thousands costs no more)."""
+    first = text.find(FENCE)
+    if first < 0:
         return text[-ASK_CHARS:]
-    head = text[: fences[0]].rstrip().rsplit("\n\n", 1)[-1][-ASK_CHARS:]
-    if len(fences) % 2 and len(text) - fences[-1] - len(FENCE) >= OPEN_BLOCK_CHARS:
-        opened = fences.pop()  # an open block to the end: what follows its fence is pasted, not asked
-        return head if not fences else head + "\n" + text[fences[-1] + len(FENCE) : opened].strip()[:ASK_CHARS]
-    closing = fences[-1] if len(fences) % 2 == 0 else (fences[-2] if len(fences) > 1 else -len(FENCE))
-    tail = text[closing + len(FENCE):] if closing >= 0 else text[fences[-1]:]
-    return head + "\n" + tail.strip()[:ASK_CHARS]
+    head = text[:first].rstrip().rsplit("\n\n", 1)[-1][-ASK_CHARS:]
+    fences, last = text.count(FENCE), text.rfind(FENCE)
+    prev = text.rfind(FENCE, 0, last) if fences > 1 else -1  # the fence before the last one
+    if fences % 2 == 0:  # every block closed: the ask follows the last one
+        return head + "\n" + text[last + len(FENCE):].strip()[:ASK_CHARS]
+    if len(text) - last - len(FENCE) >= OPEN_BLOCK_CHARS:  # an open block to the end: what follows it is pasted
+        return head if prev < 0 else head + "\n" + text[prev + len(FENCE) : last].strip()[:ASK_CHARS]
+    # an unpaired fence in the ask's own text: the ask runs from the last closed block (or the fence) to the end
+    return head + "\n" + (text[prev + len(FENCE):] if prev >= 0 else text[first:]).strip()[:ASK_CHARS]

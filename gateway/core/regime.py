@@ -209,8 +209,8 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
     wanted: Role | None = None
     decisive = trial = False
     judged = state.observed - state.trial_observed >= cfg.trial_min_observations
-    hoped = ratio > 1.0 + cfg.switch_margin and (not state.trial_failed or ev >= 1.0)  # a failed trial's hope was
-    sure = ev > 1.0 + cfg.switch_margin and ev - max(ratio - ev, 0.0) > 1.0  # tested: the evidence speaks now
+    hoped = ratio > 1.0 + cfg.switch_margin and (not state.trial_failed or ev >= 1.0)  # a failed trial tested hope
+    sure = ev > 1.0 + cfg.switch_margin and ev - max(ratio - ev, 0.0) > 1.0  # past the band less the hope's lead
     if state.role == "baseline" and (sure or (hoped and ev <= 1.0 + cfg.switch_margin)):
         wanted, trial = "speculative", not sure
         # with evidence, speculation is entered after the dwell (the evidence swings: 1.17, then 0.87 a decision

@@ -98,7 +98,7 @@ class Accounting:
                 prompt_tokens=ctx.routed.features.prompt_tokens, structured=ctx.routed.features.structured_output,
                 cached_tokens=ctx.routed.cached_tokens.get(backend.name, 0),  # what the prefix index said it held
                 family=ctx.routed.family, temperature=ctx.routed.features.temperature,
-                copy_source=ctx.routed.features.copy_source,
+                copy_source=ctx.routed.features.copy_kind,
                 completion_tokens=tokens, steps=outcome.steps, ttft_s=outcome.ttft_s or e2e, e2e_s=e2e,
                 load_self=loads.load_self, co_runners=loads.co_runners, warmup=loads.warmup,
                 prefill_during_decode=loads.prefill_during_decode, prefills_during_decode=loads.prefills_during_decode,
@@ -121,6 +121,7 @@ class Accounting:
             "backend": backend.role, "instance": backend.name, "reason": d.reason, "ratio": d.ratio,
             "predicted_s": d.predicted_e2e_s, "predicted_ttft_s": d.predicted_ttft_s, "observed_s": round(e2e, 6),
             "predicted_output_tokens": d.output_tokens, "predicted_tokens_per_step": d.tokens_per_step,
+            "tokens_per_step_source": d.tokens_per_step_source, "copy_kind": ctx.routed.features.copy_kind,
             "ttft_s": outcome.ttft_s, "status": outcome.status, "completion_tokens": outcome.completion_tokens,
             "engine_steps": outcome.steps, "attempts": ctx.attempts, "prompt_tokens": ctx.routed.features.prompt_tokens,
             "load_self": loads.load_self, "co_runners": loads.co_runners, "group": backend.group,

@@ -139,17 +139,17 @@ class Router:
                   family: int | None = None) -> Estimates:
         lrn = self.learner
         oracle = self.oracle.get(request_id)
-        sd = 0.0
+        sd, source = 0.0, "oracle"
         if oracle is not None:
             output, tps = min(oracle.output_tokens, float(f.max_tokens)), oracle.tokens_per_step
         else:
-            output, tps, sd = lrn.per_request.for_request(  # what the request says refines its (class, bucket)'s
+            output, tps, sd, source = lrn.per_request.for_request(  # what the request says refines its class's
                 lrn.tokens_per_step_posterior(task_class, bucket), task_class, bucket, f.max_tokens,
-                f.max_tokens_given, f.prompt_tokens, f.structured_output, family, f.temperature, f.copy_source)
+                f.max_tokens_given, f.prompt_tokens, f.structured_output, family, f.temperature, f.copy_kind)
         return Estimates(
             output_tokens=output,
             tokens_per_step=tps,
-            tokens_per_step_sd=sd,
+            tokens_per_step_sd=sd, tokens_per_step_source=source,
             step_models={role: lrn.step_model(role) for role in ROLES},
             interference={role: lrn.interference(role) for role in ROLES},
             prefill_s_per_token={role: lrn.prefill_s_per_token(role) for role in ROLES},

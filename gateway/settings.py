@@ -107,6 +107,7 @@ class Settings(BaseSettings):
     ttft_weight: float = Field(0.0, ge=0.0, description="time to first token counted this much again in the "
                                "adaptive policy's cost, beyond its share of e2e (0: e2e alone)")
     forgetting: float = Field(0.98, gt=0.5, le=1.0, description="per-observation decay of learned estimates")
+    acceptance_copy_kinds: bool = Field(True, description="per-request tokens per step learned by what the request's ask does with the text it pastes (edit / ref / new: `classify.copy_kind`) before its class, temperature and prompt length (`core.acceptance_cells`); off: by class, temperature, then whether it pastes text (as before)")
     num_speculative_tokens: int = Field(4, ge=1, description="γ configured on the speculative server")
     prior_tokens_per_step: float = Field(1.2, description="prior mean acceptance length (tokens per speculative step); low: speculation must earn its traffic")
     prior_weight: float = Field(3.0, ge=0.0, description="prior strength, in observations")
@@ -270,7 +271,7 @@ class Settings(BaseSettings):
 
     def classifier_config(self) -> ClassifierConfig:
         return ClassifierConfig(self.creative_temperature, self.long_prompt_tokens, self.chars_per_token,
-                                self.default_max_tokens)
+                                self.default_max_tokens, self.acceptance_copy_kinds)
 
     def learner_config(self) -> LearnerConfig:
         return LearnerConfig(
@@ -283,7 +284,7 @@ class Settings(BaseSettings):
             num_speculative_tokens=self.num_speculative_tokens,
             prior_prefill_s_per_token=self.prior_prefill_s_per_token, slope_tie=self.step_slope_tie,
             prior_tokens_per_step_sd=self.prior_tokens_per_step_sd, prior_sampled_scale=self.prior_sampled_scale,
-            base_tie=self.step_base_tie)
+            base_tie=self.step_base_tie, acceptance_by_kind=self.acceptance_copy_kinds)
 
     def rules_config(self) -> RulesConfig:
         return RulesConfig(tuple(self.rules_speculative_classes), self.rules_max_temperature,

@@ -414,7 +414,8 @@ def test_adaptive_table_speculation_pays_at_low_load_not_at_high() -> None:
     f = extract(request_view(CHAT, chat("Return JSON", temperature=0)), CFG)
     low = _decide("adaptive", _inp(f, "structured", 0, 0, tps=3.3))
     assert low.role == "speculative" and low.reason == "predicted_faster"
-    assert low.detail.startswith("predicted_faster ") and "x on speculative, speculative-0@gpu-s" in low.detail
+    assert low.detail.startswith("predicted_faster ")
+    assert "x on speculative at 3.30 tokens/step (class), speculative-0@gpu-s" in low.detail
     busy = _decide("adaptive", _inp(f, "structured", 0, 48, tps=1.4))  # spec loaded, low acceptance
     assert busy.role == "baseline"
 

@@ -83,6 +83,19 @@ def test_evidence_asks_for_a_regime_free_or_paid_as_before() -> None:
     assert (moved.role, moved.trial) == ("speculative", False)
 
 
+def test_the_evidence_enters_speculation_only_when_its_lead_outlasts_the_hopes() -> None:
+    """Mixed-phases, seed 2: speculation entered in a quiet phase at evidence 1.053 with the hope at 1.145 (the
+    classes still uncertain by as much as the band), where the truth was ~1.02, just before a busy phase in which the
+    n-gram server was 7% slower: 1.074x over the trace. The evidence less the hope's lead over it must still read
+    speculation cheaper; 1.14 with hope at 1.20 does, and so does 1.053 once the hope has come down to it."""
+    assert next_regime(RegimeState(), 1.145, 30.0, CFG, 1.053).pending is None  # neither a regime nor a trial
+    assert next_regime(RegimeState(), 1.06, 30.0, CFG, 1.053).pending == "speculative"
+    sure = next_regime(RegimeState(), 1.20, 30.0, CFG, 1.14)
+    assert (sure.pending, sure.pending_trial) == ("speculative", False)
+    hope = next_regime(RegimeState(), 1.145, 30.0, CFG, 1.03)  # inside the band: hope alone asks for a trial
+    assert (hope.pending, hope.pending_trial) == ("speculative", True)
+
+
 def test_a_trial_ends_at_once_when_its_evidence_reads_below_one() -> None:
     """Member 4: a free moment at 7.6 requests/s started speculation on hope; 2.4 s later the measured mix read
     0.81, and the switch back waited 5 s for its price to be covered (1.08x the better static)."""

@@ -25,6 +25,7 @@ export PYTHONPATH=/tmp/site:/tmp/extra:$repo PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}
 tok=/tmp/models/target/tokenizer.json; [ -f $tok ] || tok=${TOKENIZER:-../shared/gpu/models/target/tokenizer.json}
 gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -1)
+card=$(echo "$gpu" | grep -oiE 'h100|h200|a100|l40s' | head -1 | tr 'A-Z' 'a-z'); card=${card:-gpu}   # names the runs
 vllm_version=$(PYTHONPATH=/tmp/site python3 -c 'import vllm; print(vllm.__version__)' 2>/dev/null)
 pack() { tar czf "$OUT/$stage.tgz" -C "$RUN" . 2>/dev/null; }
 keylines() {  # what the server chose at start-up: model runner, async scheduling, CUDA graphs, KV cache
@@ -67,7 +68,7 @@ if [ "$stage" = singles ]; then
     else
       bash "$here/start_single.sh" "$layout"
       bash "$here/wait_vllm.sh" 8001 "single-$layout" $(( $(left) - 90 )) || { echo "$layout failed"; keylines "single-$layout" > "$RUN/$layout-startup.txt"; tail -60 "/tmp/logs/single-$layout.log" >> "$RUN/$layout-startup.txt"; pack; continue; }
-      url=http://127.0.0.1:8001; label=real-h200-single-$layout
+      url=http://127.0.0.1:8001; label=real-$card-single-$layout
     fi
     up=$(( $(date +%s) - t0 )); echo "$layout up after ${up}s; $(left) s left"
     mkdir -p "$RUN/$layout"
@@ -88,7 +89,7 @@ else
     bash "$here/stop_vllm.sh" single-baseline single-ngram single-dynk
     bash "$here/start_pair.sh" ngram
     bash "$here/wait_vllm.sh" 8001 baseline 300; bash "$here/wait_vllm.sh" 8002 speculative 300
-    label=real-h200-pair
+    label=real-$card-pair
   fi
   echo "pair up after $(( $(date +%s) - start )) s; $(left) s left"
   mkdir -p "$RUN/pair"; { keylines baseline; echo ----; keylines speculative; } > "$RUN/pair/startup.txt"

@@ -58,6 +58,9 @@ MIN_LENGTH = 8  # answers up to this many tokens share one length cell
 MAX_RESPONSE_WEIGHT = 32.0  # a response's weight in its class's acceptance (`Learner`), in 16 decode steps (512)
 
 Key = tuple[str, ...]
+LEVELS = ("temperature", "copy", "prompt")  # (class, bucket, temperature) -> + copy source -> + prompt length
+# the copy kind over all classes of the bucket -> + class -> + temperature -> + prompt length
+BY_KIND_LEVELS = ("kind", "class_kind", "temperature", "prompt")
 
 
 @dataclass(slots=True)
@@ -87,34 +90,55 @@ class AcceptanceCells:
     spans temperatures that accept differently (a sampled draft survives less often the flatter the distribution:
     0.2 and 0.6 share the "low" bucket)."""
 
-    def __init__(self, forgetting: float) -> None:
+    def __init__(self, forgetting: float, by_kind: bool = False) -> None:
         self.forgetting = forgetting
+        self.by_kind = by_kind  # the copy kind first, over the classes (`BY_KIND_LEVELS`), else `LEVELS`
         self._cells: dict[Key, RatioCell] = {}
         self._families: OrderedDict[Key, RatioCell] = OrderedDict()
-        self._lengths: dict[Key, LengthCells] = {}  # per (class, bucket, temperature, copy source)
+        self._lengths: dict[Key, LengthCells] = {}  # per (class, bucket, temperature, copy kind)
 
-    @staticmethod
-    def _keys(task_class: str, bucket: str, prompt_tokens: int, temperature: float,
-              copy_source: bool) -> tuple[Key, Key, Key]:
+    def _keys(self, task_class: str, bucket: str, prompt_tokens: int, temperature: float,
+              copy: bool | str) -> tuple[Key, ...]:
         t = str(round(min(max(temperature, 0.0), 2.0) * 10))
-        c = "copy" if copy_source else "new"
-        return ((task_class, bucket, t), (task_class, bucket, t, c),
-                (task_class, bucket, t, c, str(round(math.log2(max(prompt_tokens, 1))))))
+        c = copy if isinstance(copy, str) else ("copy" if copy else "new")
+        p = str(round(math.log2(max(prompt_tokens, 1))))
+        if self.by_kind:
+            return (bucket, c), (task_class, bucket, c), (task_class, bucket, c, t), (task_class, bucket, c, t, p)
+        return (task_class, bucket, t), (task_class, bucket, t, c), (task_class, bucket, t, c, p)
+
+    def _family_key(self, keys: tuple[Key, ...], family: int) -> Key:
+        return (*(keys[1] if self.by_kind else keys[0][:2]), str(family))  # (class, bucket[, copy kind], family)
 
     def estimate(self, mean: float, task_class: str, bucket: str, prompt_tokens: int, family: int | None = None,
-                 temperature: float = 0.0, copy_source: bool = False, output_tokens: float | None = None) -> float:
+                 temperature: float = 0.0, copy_source: bool | str = False,
+                 output_tokens: float | None = None) -> float:
         """Tokens per decode step such a request is expected to accept, from `mean`, its (class, bucket)'s; with
         `output_tokens` (its predicted length), scaled by what answers of that length delivered."""
-        est = mean
+        return self.explained(mean, task_class, bucket, prompt_tokens, family, temperature, copy_source,
+                              output_tokens)[0]
+
+    def explained(self, mean: float, task_class: str, bucket: str, prompt_tokens: int, family: int | None = None,
+                  temperature: float = 0.0, copy_source: bool | str = False,
+                  output_tokens: float | None = None) -> tuple[float, str]:
+        """`estimate` and its source: the levels that held evidence, coarse to fine (`class`: none did)."""
+        est, used = mean, []
         keys = self._keys(task_class, bucket, prompt_tokens, temperature, copy_source)
-        for key in keys:
+        names = BY_KIND_LEVELS if self.by_kind else LEVELS
+        for key, name in zip(keys, names, strict=True):
             cell = self._cells.get(key)
             if cell is not None:
                 est = cell.shrunk(est, SHRINK)
-        fam = None if family is None else self._families.get((task_class, bucket, str(family)))
+                used.append(name)
+        fam = None if family is None else self._families.get(self._family_key(keys, family))
         if fam is not None:
             est = fam.shrunk(est, SHRINK)
-        return est if output_tokens is None else est * self._length_factor(keys[1], output_tokens)
+            used.append("family")
+        if output_tokens is not None:
+            factor = self._length_factor(keys[-2], output_tokens)
+            est *= factor
+            if factor != 1.0:
+                used.append("length")
+        return est, ">".join(used) or "class"
 
     def _length_factor(self, top: Key, output_tokens: float) -> float:
         """What answers of this length delivered over what the length-blind cell holds (1: not known)."""
@@ -126,7 +150,7 @@ class AcceptanceCells:
         return min(max(value / blind, 1.0 / MAX_RATIO), MAX_RATIO)
 
     def observe(self, task_class: str, bucket: str, prompt_tokens: int, observed_tps: float, estimate_tps: float,
-                steps: float, family: int | None = None, temperature: float = 0.0, copy_source: bool = False,
+                steps: float, family: int | None = None, temperature: float = 0.0, copy_source: bool | str = False,
                 tokens: int | None = None) -> None:
         """A speculative response of `tokens` tokens: `observed_tps` tokens per decode step over `steps` decode
         steps, where the (class, bucket) said `estimate_tps`."""
@@ -134,8 +158,9 @@ class AcceptanceCells:
             return
         value = min(max(observed_tps, estimate_tps / MAX_RATIO), estimate_tps * MAX_RATIO)
         evidence = min(steps / EVIDENCE_STEPS, 1.0)  # a response counts once at most: its acceptance is noisy
+        keys = self._keys(task_class, bucket, prompt_tokens, temperature, copy_source)
         if family is not None:
-            families, fkey = self._families, (task_class, bucket, str(family))
+            families, fkey = self._families, self._family_key(keys, family)
             fam = families.get(fkey)
             if fam is None:
                 fam = families[fkey] = RatioCell()
@@ -143,9 +168,8 @@ class AcceptanceCells:
                     families.popitem(last=False)
             families.move_to_end(fkey)
             fam.update(value, steps, evidence, self.forgetting)
-        keys = self._keys(task_class, bucket, prompt_tokens, temperature, copy_source)
-        if tokens is not None and (keys[1] in self._lengths or len(self._lengths) < MAX_CELLS):
-            self._lengths.setdefault(keys[1], LengthCells()).observe(_length_key(tokens), value, steps, evidence,
+        if tokens is not None and (keys[-2] in self._lengths or len(self._lengths) < MAX_CELLS):
+            self._lengths.setdefault(keys[-2], LengthCells()).observe(_length_key(tokens), value, steps, evidence,
                                                                       self.forgetting)
         for key in keys:
             cell = self._cells.get(key)

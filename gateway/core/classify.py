@@ -53,6 +53,10 @@ _EDIT_WORDS = _words("change", "modify", "update", "rename", "refactor", "rewrit
 _PASTE_WORDS = _words("here is my", "here s my", "here is the", "here is a", "below is", "the following code",
                       "the following text", "this code", "my code", "this file", "my file", "the code below",
                       "the code above", "the text below", "the text above", "this function", "this class")
+# What the ask does with a copy source (`copy_kind`): edit it (the answer returns the block, changed) or not.
+_ASK_EDIT_WORDS = _EDIT_WORDS + _words("add", "insert", "delete", "keep everything", "unchanged", "updated",
+                                       "make this", "make it", "same code", "as is", "verbatim")
+COPY_KINDS = ("edit", "ref", "new")  # `copy_kind`; with copy kinds off: ("copy", "new")
 _CREATIVE_WORDS = _words("story", "poem", "haiku", "sonnet", "lyrics", "imagine", "fiction", "creative",
                          "brainstorm", "fairy tale", "novel")
 
@@ -90,12 +94,22 @@ def _copy_source(text: str, words: str) -> bool:
     return _any(words, _EDIT_WORDS) and _any(words, _PASTE_WORDS)
 
 
+def copy_kind(copy_source: bool, instruction: str) -> str:
+    """How the answer is likely to use the prompt, for an n-gram drafter: `edit` (a copy source and an ask to change
+    it: the answer returns it changed), `ref` (a copy source the ask does not change: the answer is about it), `new`
+    (no copy source). Reads the ask only (`core.instruction`), not the block's own words."""
+    if not copy_source:
+        return "new"
+    return "edit" if _any(f" {instruction.lower().translate(_SEPARATORS)} ", _ASK_EDIT_WORDS) else "ref"
+
+
 @dataclass(frozen=True, slots=True)
 class ClassifierConfig:
     creative_temperature: float
     long_prompt_tokens: int
     chars_per_token: float
     default_max_tokens: int
+    copy_kinds: bool = False  # `Features.copy_kind` edit / ref / new (else copy / new, as `copy_source` says)
 
 
 @record
@@ -117,7 +131,8 @@ class Features:
     code_cue: bool
     extraction_cue: bool
     creative_cue: bool
-    copy_source: bool = False  # the prompt holds text the answer may repeat (`_copy_source`); keys acceptance cells
+    copy_source: bool = False  # the prompt holds text the answer may repeat (`_copy_source`)
+    copy_kind: str = "new"  # what the ask does with it (`copy_kind`); keys the acceptance cells
 
     @property
     def structured_output(self) -> bool:
@@ -135,6 +150,7 @@ def temperature_bucket(temperature: float) -> str:
 def features(view: RequestView, config: ClassifierConfig) -> Features:
     text = view.cue_text.lower()
     words = f" {text.translate(_SEPARATORS)} "
+    copy = _copy_source(text, words)
     return Features(
         endpoint=view.endpoint,
         temperature=view.temperature,
@@ -153,7 +169,8 @@ def features(view: RequestView, config: ClassifierConfig) -> Features:
         code_cue=_code(text, words),
         extraction_cue=_any(words, _EXTRACTION_WORDS),
         creative_cue=_any(words, _CREATIVE_WORDS),
-        copy_source=_copy_source(text, words),
+        copy_source=copy,
+        copy_kind=copy_kind(copy, view.instruction) if config.copy_kinds else ("copy" if copy else "new"),
     )
 
 

@@ -52,9 +52,9 @@ class LearnerConfig:
     prior_prefill_s_per_token: float
     slope_tie: float  # how far apart the two roles' per-request step growth may be, relative (see stepfit)
     prior_tokens_per_step_sd: float  # spread of the acceptance prior, in tokens per step
-    # the prior's gain over one token a step, and its spread, scaled by this for the sampled ("high") bucket
-    prior_sampled_scale: float = 1.0
+    prior_sampled_scale: float = 1.0  # the prior's gain over 1 token a step, and its spread, in the "high" bucket
     base_tie: float = 0.5  # the same for the step at batch 1 (host time, which differs by model: see stepfit)
+    acceptance_by_kind: bool = False  # per-request acceptance cells by copy kind first (`core.acceptance_cells`)
 
 
 @record
@@ -81,7 +81,7 @@ class Observation:
     family: int | None = None  # its prompt's family (`core.acceptance_cells.family_of`)
     temperature: float = 0.0
     queued_prefill_tokens: float = 0.0  # others' prompt tokens priced as queued ahead of it (`Decision.queued_tokens`)
-    copy_source: bool = False  # its prompt holds text the answer may copy (`classify.Features.copy_source`)
+    copy_source: bool | str = False  # its copy source or copy kind (`classify.Features.copy_kind`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +136,7 @@ class Learner:
         self._prefill_s = {role: self._shrunk_prefill(role) for role in ROLES}
         # output length and acceptance per request, from what it says (`core.per_request`)
         self.per_request = PerRequest(config.prior_output_tokens, config.forgetting,
-                                      config.num_speculative_tokens + 1.0)
+                                      config.num_speculative_tokens + 1.0, config.acceptance_by_kind)
 
     # --- estimates used on the decision path (cheap lookups)
     def step_model(self, role: Role) -> StepModel:
@@ -273,7 +273,7 @@ class Learner:
         self._log_output.setdefault(key, Ewma(math.log(self.config.prior_output_tokens))).update(bounded, f)
 
     def _observe_both(self, key: tuple[str, str], prompt_tokens: int, tokens: int, steps: int, family: int | None,
-                      temperature: float, copy_source: bool = False, scale: float = 1.0) -> None:
+                      temperature: float, copy_source: bool | str = False, scale: float = 1.0) -> None:
         """`tokens` in `steps` on the speculative server: its (class, bucket)'s acceptance, then the per-request
         cells' (against what the class said before this response)."""
         estimate = self.tokens_per_step(*key)

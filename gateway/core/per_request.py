@@ -10,9 +10,10 @@ from gateway.core.outlen import OutputLengths
 
 
 class PerRequest:
-    def __init__(self, prior_output_tokens: float, forgetting: float, max_tokens_per_step: float) -> None:
+    def __init__(self, prior_output_tokens: float, forgetting: float, max_tokens_per_step: float,
+                 by_kind: bool = False) -> None:
         self.lengths = OutputLengths(prior_output_tokens, forgetting)
-        self.acceptance = AcceptanceCells(forgetting)
+        self.acceptance = AcceptanceCells(forgetting, by_kind)
         self.max_tokens_per_step = max_tokens_per_step
 
     def output(self, task_class: str, bucket: str, max_tokens: int, max_tokens_given: bool, prompt_tokens: int,
@@ -23,20 +24,20 @@ class PerRequest:
         return min(out, float(max_tokens)), self.lengths.error(task_class, bucket, given, prompt_tokens, structured)
 
     def tokens_per_step(self, posterior: tuple[float, float], task_class: str, bucket: str, prompt_tokens: int,
-                        family: int | None, temperature: float = 0.0, copy_source: bool = False,
-                        output_tokens: float | None = None) -> tuple[float, float]:
+                        family: int | None, temperature: float = 0.0, copy_source: bool | str = False,
+                        output_tokens: float | None = None) -> tuple[float, float, str]:
         """The (class, bucket) posterior's mean refined by what such prompts (and answers of the length
-        `output_tokens`, where given) delivered; the same sd."""
+        `output_tokens`, where given) delivered; the same sd; the cells it came from (`AcceptanceCells.explained`)."""
         mean, sd = posterior
-        est = self.acceptance.estimate(mean, task_class, bucket, prompt_tokens, family, temperature, copy_source,
-                                       output_tokens)
-        return min(max(est, 1.0), self.max_tokens_per_step), sd
+        est, source = self.acceptance.explained(mean, task_class, bucket, prompt_tokens, family, temperature,
+                                                copy_source, output_tokens)
+        return min(max(est, 1.0), self.max_tokens_per_step), sd, source
 
     def for_request(self, posterior: tuple[float, float], task_class: str, bucket: str, max_tokens: int,
                     max_tokens_given: bool, prompt_tokens: int, structured: bool, family: int | None,
-                    temperature: float = 0.0, copy_source: bool = False) -> tuple[float, float, float]:
-        """Output tokens, tokens per step and its sd for one request, from its (class, bucket)'s tokens-per-step
-        `posterior` (the learner's) and what the request says."""
+                    temperature: float = 0.0, copy_source: bool | str = False) -> tuple[float, float, float, str]:
+        """Output tokens, tokens per step, its sd and its source for one request, from its (class, bucket)'s
+        tokens-per-step `posterior` (the learner's) and what the request says (`copy_source`: its copy kind)."""
         output = self.output(task_class, bucket, max_tokens, max_tokens_given, prompt_tokens, structured)[0]
         return (output, *self.tokens_per_step(posterior, task_class, bucket, prompt_tokens, family, temperature,
                                               copy_source, output))
@@ -47,7 +48,7 @@ class PerRequest:
 
     def observe_acceptance(self, task_class: str, bucket: str, prompt_tokens: int, tokens: int, steps: int,
                            estimate: float, family: int | None, temperature: float = 0.0,
-                           copy_source: bool = False, scale: float = 1.0) -> None:
+                           copy_source: bool | str = False, scale: float = 1.0) -> None:
         """A streamed speculative response: `tokens` in `steps` where its (class, bucket) said `estimate` tokens
         per decode step (a shadow read: at `scale` of a response's weight)."""
         tps, decode_steps = decode_tokens_per_step(tokens, steps, round(self.max_tokens_per_step) - 1)

@@ -76,6 +76,7 @@ class Estimates:
     tokens_per_step_sd: float = 0.0
     speculative_observations: int = 0  # of this request's (class, temperature bucket)
     bucket_speculative_observations: int = 0  # of its temperature bucket, over all classes
+    tokens_per_step_source: str = ""  # the acceptance cells `tokens_per_step` came from (`AcceptanceCells.explained`)
 
 
 @record
@@ -113,6 +114,7 @@ class Decision:
     output_tokens: float | None = None  # the output length the prediction assumed (logged: its error's share)
     queued_tokens: float = 0.0  # prompt tokens priced as queued ahead of it on its server (the learner nets them out)
     tokens_per_step: float | None = None  # the speculative tokens per decode step the prediction assumed (logged)
+    tokens_per_step_source: str = ""  # where that came from (`Estimates.tokens_per_step_source`)
 
 
 def _least_loaded(candidates: Sequence[Candidate]) -> Candidate:
@@ -244,7 +246,8 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
         # optimistic by selection, and the prediction is what the learner and the logs compare with the outcome)
         pred = predict_on(chosen, est, prompt - cached.get(chosen.name, 0) if cached else prompt,
                           est.tokens_per_step)
-    detail = f"{reason} {_ratio_text(ratio)} on speculative, {chosen.name}@{chosen.group}"
+    detail = f"{reason} {_ratio_text(ratio)} on speculative at {est.tokens_per_step:.2f} tokens/step"
+    detail += f" ({est.tokens_per_step_source or 'class'}), {chosen.name}@{chosen.group}"
     detail += cache_text(cached.get(chosen.name, 0), prompt, inp.affinity == chosen.name)
     mix = inp.regime_ratios.get(chosen.group)
     if mix is not None:
@@ -253,7 +256,7 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     if pending is not None:
         detail += f", to {pending} when free"
     return Decision(chosen.name, chosen.role, reason, detail, pred.e2e_s, pred.ttft_s, ratio, est.output_tokens,
-                    _queued(chosen, est), est.tokens_per_step)
+                    _queued(chosen, est), est.tokens_per_step, est.tokens_per_step_source)
 
 
 def _exception_pays(inp: PolicyInput, cfg: AdaptiveConfig, pick: Scored, gain: float) -> bool:

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 import orjson
 
+from gateway.core.instruction import instruction_text
 from gateway.core.prefix_index import prompt_blocks
 from gateway.core.records import record
 
@@ -118,6 +119,7 @@ class RequestView:
     # prefix-cache routing (`gateway.core.prefix_index`): the prompt's text-block hashes, the client's `user`
     prefix_blocks: tuple[int, ...] = ()
     user: str | None = None
+    instruction: str = ""  # what the last user message asks, outside what it pastes (`core.instruction`)
 
 
 STRUCTURED_FIELDS = (
@@ -178,7 +180,7 @@ def _message_text(content: Any, param: str) -> str:
                          code="invalid_type")
 
 
-def _chat_prompt(body: dict[str, Any]) -> tuple[int, str, list[str]]:
+def _chat_prompt(body: dict[str, Any]) -> tuple[int, str, list[str], str]:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise InvalidRequest("'messages' must be a non-empty array.", param="messages", code="invalid_type")
@@ -197,7 +199,7 @@ def _chat_prompt(body: dict[str, Any]) -> tuple[int, str, list[str]]:
             system = text
         elif role == "user":
             last_user = text
-    return chars, _clip(system + "\n" + last_user), parts
+    return chars, _clip(system + "\n" + last_user), parts, instruction_text(last_user)
 
 
 def _completion_prompt(body: dict[str, Any]) -> tuple[int, str]:
@@ -233,11 +235,12 @@ def request_view(endpoint: str, body: dict[str, Any]) -> RequestView:
     if endpoint == CHAT:
         max_completion = _optional_int(body, "max_completion_tokens", 1)
         max_tokens = max_completion if max_completion is not None else max_tokens
-        prompt_chars, cue_text, parts = _chat_prompt(body)
+        prompt_chars, cue_text, parts, instruction = _chat_prompt(body)
     else:
         prompt_chars, cue_text = _completion_prompt(body)
         prompt = body.get("prompt")
         parts = [prompt] if isinstance(prompt, str) else []
+        instruction = instruction_text(prompt) if isinstance(prompt, str) else ""
     stream_options = body.get("stream_options")
     include_usage = isinstance(stream_options, dict) and bool(stream_options.get("include_usage"))
     response_format = body.get("response_format")
@@ -263,6 +266,7 @@ def request_view(endpoint: str, body: dict[str, Any]) -> RequestView:
         has_structured_fields=has_structured,
         prefix_blocks=prompt_blocks(parts),
         user=user if isinstance(user := body.get("user"), str) and user else None,
+        instruction=instruction,
     )
 
 

@@ -209,12 +209,12 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
     wanted: Role | None = None
     decisive = trial = False
     judged = state.observed - state.trial_observed >= cfg.trial_min_observations
-    hoped = ratio > 1.0 + cfg.switch_margin and (not state.trial_failed or ev >= 1.0)  # a failed trial's hope was
-    if state.role == "baseline" and (ev > 1.0 + cfg.switch_margin or hoped):  # tested: the evidence speaks now
-        wanted, trial = "speculative", ev <= 1.0 + cfg.switch_margin
-        # with evidence, speculation is entered only after the dwell: a few answers swing the evidence past the
-        # decisive band and back (1.17, then 0.87 one decision later), and a wrong speculative regime costs more
-        # than a late one (the dwell's bypass is for leaving speculation, below); without, as before
+    hoped = ratio > 1.0 + cfg.switch_margin and (not state.trial_failed or ev >= 1.0)  # a failed trial tested hope
+    sure = ev > 1.0 + cfg.switch_margin and ev - max(ratio - ev, 0.0) > 1.0  # past the band less the hope's lead
+    if state.role == "baseline" and (sure or (hoped and ev <= 1.0 + cfg.switch_margin)):
+        wanted, trial = "speculative", not sure
+        # with evidence, speculation is entered after the dwell (the evidence swings: 1.17, then 0.87 a decision
+        # later), and only while the evidence less the hope's lead over it (the classes' uncertainty) reads it cheaper
         decisive = evidence is None and ev > 1.0 + cfg.decisive_margin
     elif state.role == "speculative" and state.trial and not judged:
         pass  # its evidence is still the prior that hope overruled

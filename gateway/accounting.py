@@ -98,7 +98,7 @@ class Accounting:
                 prompt_tokens=ctx.routed.features.prompt_tokens, structured=ctx.routed.features.structured_output,
                 cached_tokens=ctx.routed.cached_tokens.get(backend.name, 0),  # what the prefix index said it held
                 family=ctx.routed.family, temperature=ctx.routed.features.temperature,
-                copy_source=ctx.routed.features.copy_kind,
+                copy_kind=ctx.routed.features.copy_kind,
                 completion_tokens=tokens, steps=outcome.steps, ttft_s=outcome.ttft_s or e2e, e2e_s=e2e,
                 load_self=loads.load_self, co_runners=loads.co_runners, warmup=loads.warmup,
                 prefill_during_decode=loads.prefill_during_decode, prefills_during_decode=loads.prefills_during_decode,

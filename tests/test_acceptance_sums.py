@@ -31,13 +31,13 @@ def _speculative(lrn: Learner, tokens: int, steps: int, copy_source: bool = Fals
                  prompt: int = 900) -> None:
     lrn.observe(Observation(role="speculative", task_class=cls, bucket="greedy", prompt_tokens=prompt,
                             completion_tokens=tokens, steps=steps, ttft_s=0.05, e2e_s=0.05 + 0.01 * steps,
-                            load_self=1.0, copy_source=copy_source))
+                            load_self=1.0, copy_kind="copy" if copy_source else "new"))
 
 
 def _read(lrn: Learner, cls: str = "structured", prompt: int = 900, copy_source: bool = False) -> float:
     """Tokens per step as the policy prices one more request of this class (router `estimates`)."""
     return lrn.per_request.for_request(lrn.tokens_per_step_posterior(cls, "greedy"), cls, "greedy", 256, True,
-                                       prompt, True, None, 0.0, copy_source)[1]
+                                       prompt, True, None, 0.0, "copy" if copy_source else "new")[1]
 
 
 def test_the_decision_reads_the_tokens_per_decode_step_the_server_delivered() -> None:
@@ -82,8 +82,8 @@ def test_edits_and_new_code_of_one_class_are_told_apart_and_a_new_cell_starts_fr
 def test_a_new_copy_cell_of_a_measured_class_starts_at_the_class() -> None:
     per = PerRequest(256, 0.98, 5.0)
     for _ in range(50):
-        per.observe_acceptance("code", "greedy", 300, 61, 51, 1.2, None, 0.0, False)
-    assert per.tokens_per_step((1.2, 0.1), "code", "greedy", 300, None, 0.0, True)[0] == pytest.approx(1.2, rel=0.05)
+        per.observe_acceptance("code", "greedy", 300, 61, 51, 1.2, None, 0.0, "new")
+    assert per.tokens_per_step((1.2, 0.1), "code", "greedy", 300, None, 0.0, "copy")[0] == pytest.approx(1.2, rel=0.05)
 
 
 @pytest.mark.parametrize(("prompt", "copy"), [
@@ -128,7 +128,7 @@ def _asked(lrn: Learner, max_tokens: int, tokens: int, steps: int) -> None:
 
 def _read_asked(lrn: Learner, max_tokens: int) -> float:
     return lrn.per_request.for_request(lrn.tokens_per_step_posterior("structured", "greedy"), "structured", "greedy",
-                                       max_tokens, True, 900, True, None, 0.0, False)[1]
+                                       max_tokens, True, 900, True, None, 0.0, "new")[1]
 
 
 def test_a_long_answer_is_read_at_what_long_answers_delivered_not_at_the_class_mean() -> None:

@@ -60,10 +60,10 @@ def test_an_edit_and_a_question_about_the_same_block_are_different_kinds() -> No
     assert copy_kind(False, "rename it") == "new"
 
 
-def _fill(cells: AcceptanceCells, cls: str, kind: str | bool, tps: float, temperature: float, n: int,
+def _fill(cells: AcceptanceCells, cls: str, kind: str, tps: float, temperature: float, n: int,
           mean: float) -> None:
     for _ in range(n):  # 20-token answers: 19 decode tokens
-        cells.observe(cls, "low", 900, tps, mean, 19 / tps, temperature=temperature, copy_source=kind, tokens=20)
+        cells.observe(cls, "low", 900, tps, mean, 19 / tps, temperature=temperature, copy_kind=kind, tokens=20)
 
 
 @pytest.mark.parametrize("by_kind", [False, True])
@@ -71,13 +71,13 @@ def test_new_code_at_an_unseen_temperature_reads_new_code_not_the_class_mean_of_
     """The regression: with the class first, a new-code request at temperature 0.3 (no cell yet) read the class's
     mean, which its edits lift to ~1.8, above the break-even; by copy kind first it reads the new requests' 1.15."""
     cells, mean = AcceptanceCells(0.98, by_kind), 1.8  # the (class, bucket) estimate: edits and new code together
-    new, edit = ("new", "edit") if by_kind else (False, True)  # kinds off: whether it pastes a block
+    new, edit = ("new", "edit") if by_kind else ("new", "copy")  # kinds off: whether it pastes a block
     _fill(cells, "code", edit, 2.5, 0.2, 30, mean)
     _fill(cells, "code", new, 1.15, 0.2, 30, mean)
-    read = cells.estimate(mean, "code", "low", 900, None, 0.3, new)
+    read = cells.explained(mean, "code", "low", 900, None, 0.3, new)[0]
     if by_kind:
         assert read == pytest.approx(1.15, abs=0.05)
-        assert cells.estimate(mean, "code", "low", 900, None, 0.3, edit) == pytest.approx(2.5, abs=0.1)
+        assert cells.explained(mean, "code", "low", 900, None, 0.3, edit)[0] == pytest.approx(2.5, abs=0.1)
     else:
         assert read == pytest.approx(mean, abs=0.05)  # what main did
 

@@ -98,9 +98,8 @@ class AcceptanceCells:
         self._lengths: dict[Key, LengthCells] = {}  # per (class, bucket, temperature, copy kind)
 
     def _keys(self, task_class: str, bucket: str, prompt_tokens: int, temperature: float,
-              copy: bool | str) -> tuple[Key, ...]:
+              c: str) -> tuple[Key, ...]:
         t = str(round(min(max(temperature, 0.0), 2.0) * 10))
-        c = copy if isinstance(copy, str) else ("copy" if copy else "new")
         p = str(round(math.log2(max(prompt_tokens, 1))))
         if self.by_kind:
             return (bucket, c), (task_class, bucket, c), (task_class, bucket, c, t), (task_class, bucket, c, t, p)
@@ -109,20 +108,14 @@ class AcceptanceCells:
     def _family_key(self, keys: tuple[Key, ...], family: int) -> Key:
         return (*(keys[1] if self.by_kind else keys[0][:2]), str(family))  # (class, bucket[, copy kind], family)
 
-    def estimate(self, mean: float, task_class: str, bucket: str, prompt_tokens: int, family: int | None = None,
-                 temperature: float = 0.0, copy_source: bool | str = False,
-                 output_tokens: float | None = None) -> float:
-        """Tokens per decode step such a request is expected to accept, from `mean`, its (class, bucket)'s; with
-        `output_tokens` (its predicted length), scaled by what answers of that length delivered."""
-        return self.explained(mean, task_class, bucket, prompt_tokens, family, temperature, copy_source,
-                              output_tokens)[0]
-
     def explained(self, mean: float, task_class: str, bucket: str, prompt_tokens: int, family: int | None = None,
-                  temperature: float = 0.0, copy_source: bool | str = False,
+                  temperature: float = 0.0, copy_kind: str = "new",
                   output_tokens: float | None = None) -> tuple[float, str]:
-        """`estimate` and its source: the levels that held evidence, coarse to fine (`class`: none did)."""
+        """Tokens per decode step such a request is expected to accept, from `mean`, its (class, bucket)'s; with
+        `output_tokens` (its predicted length), scaled by what answers of that length delivered. And its source: the
+        levels that held evidence, coarse to fine (`class`: none did)."""
         est, used = mean, []
-        keys = self._keys(task_class, bucket, prompt_tokens, temperature, copy_source)
+        keys = self._keys(task_class, bucket, prompt_tokens, temperature, copy_kind)
         names = BY_KIND_LEVELS if self.by_kind else LEVELS
         for key, name in zip(keys, names, strict=True):
             cell = self._cells.get(key)
@@ -150,7 +143,7 @@ class AcceptanceCells:
         return min(max(value / blind, 1.0 / MAX_RATIO), MAX_RATIO)
 
     def observe(self, task_class: str, bucket: str, prompt_tokens: int, observed_tps: float, estimate_tps: float,
-                steps: float, family: int | None = None, temperature: float = 0.0, copy_source: bool | str = False,
+                steps: float, family: int | None = None, temperature: float = 0.0, copy_kind: str = "new",
                 tokens: int | None = None) -> None:
         """A speculative response of `tokens` tokens: `observed_tps` tokens per decode step over `steps` decode
         steps, where the (class, bucket) said `estimate_tps`."""
@@ -158,7 +151,7 @@ class AcceptanceCells:
             return
         value = min(max(observed_tps, estimate_tps / MAX_RATIO), estimate_tps * MAX_RATIO)
         evidence = min(steps / EVIDENCE_STEPS, 1.0)  # a response counts once at most: its acceptance is noisy
-        keys = self._keys(task_class, bucket, prompt_tokens, temperature, copy_source)
+        keys = self._keys(task_class, bucket, prompt_tokens, temperature, copy_kind)
         if family is not None:
             families, fkey = self._families, self._family_key(keys, family)
             fam = families.get(fkey)

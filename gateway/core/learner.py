@@ -81,7 +81,7 @@ class Observation:
     family: int | None = None  # its prompt's family (`core.acceptance_cells.family_of`)
     temperature: float = 0.0
     queued_prefill_tokens: float = 0.0  # others' prompt tokens priced as queued ahead of it (`Decision.queued_tokens`)
-    copy_source: bool | str = False  # its copy source or copy kind (`classify.Features.copy_kind`)
+    copy_kind: str = "new"  # what its answer may copy (`classify.Features.copy_kind`): keys acceptance cells
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +237,7 @@ class Learner:
             steps = obs.completion_tokens
         if obs.role == "speculative" and steps:
             self._observe_both(key, obs.prompt_tokens, obs.completion_tokens, steps, obs.family, obs.temperature,
-                               obs.copy_source)
+                               obs.copy_kind)
         if obs.warmup:
             self._observe_warmup_step(obs, steps)
             return
@@ -273,13 +273,13 @@ class Learner:
         self._log_output.setdefault(key, Ewma(math.log(self.config.prior_output_tokens))).update(bounded, f)
 
     def _observe_both(self, key: tuple[str, str], prompt_tokens: int, tokens: int, steps: int, family: int | None,
-                      temperature: float, copy_source: bool | str = False, scale: float = 1.0) -> None:
+                      temperature: float, copy_kind: str = "new", scale: float = 1.0) -> None:
         """`tokens` in `steps` on the speculative server: its (class, bucket)'s acceptance, then the per-request
         cells' (against what the class said before this response)."""
         estimate = self.tokens_per_step(*key)
         self._observe_acceptance(key, key[1], tokens, steps, scale)
         self.per_request.observe_acceptance(key[0], key[1], prompt_tokens, tokens, steps, estimate, family,
-                                            temperature, copy_source, scale)
+                                            temperature, copy_kind, scale)
 
     def _observe_acceptance(self, key: tuple[str, str], bucket: str, tokens: int, steps: int,
                             scale: float = 1.0) -> None:

@@ -24,23 +24,23 @@ class PerRequest:
         return min(out, float(max_tokens)), self.lengths.error(task_class, bucket, given, prompt_tokens, structured)
 
     def tokens_per_step(self, posterior: tuple[float, float], task_class: str, bucket: str, prompt_tokens: int,
-                        family: int | None, temperature: float = 0.0, copy_source: bool | str = False,
+                        family: int | None, temperature: float = 0.0, copy_kind: str = "new",
                         output_tokens: float | None = None) -> tuple[float, float, str]:
         """The (class, bucket) posterior's mean refined by what such prompts (and answers of the length
         `output_tokens`, where given) delivered; the same sd; the cells it came from (`AcceptanceCells.explained`)."""
         mean, sd = posterior
         est, source = self.acceptance.explained(mean, task_class, bucket, prompt_tokens, family, temperature,
-                                                copy_source, output_tokens)
+                                                copy_kind, output_tokens)
         return min(max(est, 1.0), self.max_tokens_per_step), sd, source
 
     def for_request(self, posterior: tuple[float, float], task_class: str, bucket: str, max_tokens: int,
                     max_tokens_given: bool, prompt_tokens: int, structured: bool, family: int | None,
-                    temperature: float = 0.0, copy_source: bool | str = False) -> tuple[float, float, float, str]:
+                    temperature: float = 0.0, copy_kind: str = "new") -> tuple[float, float, float, str]:
         """Output tokens, tokens per step, its sd and its source for one request, from its (class, bucket)'s
-        tokens-per-step `posterior` (the learner's) and what the request says (`copy_source`: its copy kind)."""
+        tokens-per-step `posterior` (the learner's) and what the request says (`copy_kind`)."""
         output = self.output(task_class, bucket, max_tokens, max_tokens_given, prompt_tokens, structured)[0]
         return (output, *self.tokens_per_step(posterior, task_class, bucket, prompt_tokens, family, temperature,
-                                              copy_source, output))
+                                              copy_kind, output))
 
     def observe_output(self, task_class: str, bucket: str, max_tokens: int | None, prompt_tokens: int,
                        structured: bool, completion_tokens: int) -> None:
@@ -48,12 +48,12 @@ class PerRequest:
 
     def observe_acceptance(self, task_class: str, bucket: str, prompt_tokens: int, tokens: int, steps: int,
                            estimate: float, family: int | None, temperature: float = 0.0,
-                           copy_source: bool | str = False, scale: float = 1.0) -> None:
+                           copy_kind: str = "new", scale: float = 1.0) -> None:
         """A streamed speculative response: `tokens` in `steps` where its (class, bucket) said `estimate` tokens
         per decode step (a shadow read: at `scale` of a response's weight)."""
         tps, decode_steps = decode_tokens_per_step(tokens, steps, round(self.max_tokens_per_step) - 1)
         self.acceptance.observe(task_class, bucket, prompt_tokens, tps, estimate, decode_steps * scale, family,
-                                temperature, copy_source, tokens)
+                                temperature, copy_kind, tokens)
 
     def state(self) -> dict[str, int]:
         return {"output_length_cells": self.lengths.cells(), "acceptance_cells": self.acceptance.cells()}

@@ -126,7 +126,7 @@ async def _calibrate_loop(state: AppState) -> None:
         await asyncio.sleep(state.settings.health_interval_s)
         for b in pool.backends:
             if b.snapshot is not None and b.snapshot.prefix_queries > 0:
-                fleet.calibrate(b.name, b.prompt_tokens_sent, b.snapshot.prefix_queries)
+                fleet.calibrate(b.name, b.snapshot_prompt_tokens, b.snapshot.prefix_queries)
 
 
 async def _export_loop(state: AppState) -> None:

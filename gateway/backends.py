@@ -56,6 +56,8 @@ class Backend:
     completed_at_scrape: int = 0
     sent_since_up: int = 0  # requests sent since it was (re)admitted: the first are warm-up
     prompt_tokens_sent: int = 0  # estimated prompt tokens of the requests this process sent it, ever
+    prompt_tokens_at_scrape: int = 0  # ... as of when the last load scrape was sent
+    snapshot_prompt_tokens: int = 0  # ... as of when `snapshot`'s scrape was sent (the pair `calibrate` reads)
     prompts_sent: int = 0  # requests with a prompt this process sent it, ever
     prefill_tokens_sent: int = 0  # ... their prompt tokens it likely had to prefill (not in its prefix cache)
     # (monotonic time sent, prompt tokens) of the requests in flight, oldest first (the prefill queue's input)
@@ -264,18 +266,21 @@ class BackendPool:
 
     async def scrape_load(self, session: aiohttp.ClientSession, b: Backend) -> bytes | None:
         """Read running + waiting; return the scrape's text for a full parse."""
-        sent_at, dispatched, completed = time.monotonic(), b.dispatched, b.completed
+        sent_at, dispatched, completed, tokens = time.monotonic(), b.dispatched, b.completed, b.prompt_tokens_sent
         text = await self._get_metrics(session, b)
         load = None if text is None else await self._off_loop(text, parse_load, text)
         if load is not None:
             b.scraped_load, b.scraped_at = load, sent_at
             b.dispatched_at_scrape, b.completed_at_scrape = dispatched, completed
+            b.prompt_tokens_at_scrape = tokens
             self._accrue(b, time.monotonic())
         self.metrics.routing_load.labels(b.name, b.role).set(self.load(b, time.monotonic()))
         return text
 
     async def scrape(self, session: aiohttp.ClientSession, b: Backend, text: bytes | None = None) -> None:
-        """Full parse of a scrape: gauges and the speculative-decoding counters."""
+        """Full parse of a scrape (`text`, the last load scrape's, or a new one): gauges and the
+        speculative-decoding counters."""
+        tokens = b.prompt_tokens_at_scrape if text is not None else b.prompt_tokens_sent
         if text is None:
             text = await self._get_metrics(session, b)
             if text is None:
@@ -286,7 +291,7 @@ class BackendPool:
             log_event(log, logging.WARNING, "bad_metrics", backend=b.name, why=str(exc)[:200])
             return
         delta = spec_delta(b.snapshot, snap)
-        b.snapshot = snap
+        b.snapshot, b.snapshot_prompt_tokens = snap, tokens
         m = self.metrics
         m.running.labels(b.name, b.role).set(snap.running)
         m.waiting.labels(b.name, b.role).set(snap.waiting)

@@ -96,6 +96,19 @@ def test_the_evidence_enters_speculation_only_when_its_lead_outlasts_the_hopes()
     assert (hope.pending, hope.pending_trial) == ("speculative", True)
 
 
+def test_speculation_is_left_before_the_dwell_only_when_the_hope_agrees() -> None:
+    """The demo's traffic (`demo-mixed`, the n-gram server 3% faster over the run): a trial at decision 1, borne out
+    at 4 answers (evidence 1.09); at 9 answers, 0.8 s in, the evidence read 0.893 and the hope 1.016, and the
+    decisive band took the regime back to the baseline for good (1.05x); 3 answers later the evidence read 1.0.
+    Before the dwell the regime leaves only when the hope too reads past the decisive band (under load the hope is
+    the evidence): a burst that makes both read 0.85 still takes it out at once."""
+    cfg = Settings().regime_config()  # the shipped margins: decisive 10%, leave 0
+    held = RegimeState("speculative", since_s=30.0, observed=9)
+    assert next_regime(held, 1.016, 30.8, cfg, 0.893, observed=9).pending is None
+    assert next_regime(held, 0.85, 30.8, cfg, 0.84, observed=9).pending == "baseline"
+    assert next_regime(held, 1.016, 40.5, cfg, 0.893, observed=30).pending == "baseline"  # after the dwell: evidence
+
+
 def test_a_trial_ends_at_once_when_its_evidence_reads_below_one() -> None:
     """Member 4: a free moment at 7.6 requests/s started speculation on hope; 2.4 s later the measured mix read
     0.81, and the switch back waited 5 s for its price to be covered (1.08x the better static)."""

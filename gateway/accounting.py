@@ -135,4 +135,6 @@ class Accounting:
             line["shadow_tps"] = round(outcome.shadow_tps, 3)
         if outcome.moves:  # live migration: the roles it moved to, in order (`backend` is where it started)
             line["moved"] = ",".join(outcome.moves)
+            if outcome.moved_why is not None:  # a mid-stream move: the tokens per step and prices it moved on
+                line["moved_why"] = outcome.moved_why
         self.access.write(line)

@@ -72,7 +72,8 @@ class Live:
     target: Backend | None = None  # a mid-stream move's destination (a switch: the arriving server of the group)
     reason: str = "switch"
     window: StepWindow | None = None  # its tokens per step, where mid-stream moves watch it
-    why: str | None = None  # a mid-stream move's reason (the access log's `moved_why`)
+    why: str | None = None  # a mid-stream move's reason (the access log's `moved_why`) ...
+    drafted_part: tuple[int, int] | None = None  # ... and the tokens and engine steps it made where it started
 
 
 class JoinRelay(Relay):
@@ -220,6 +221,7 @@ class Migrator:
             return
         live.move_to, live.moved_at, live.target, live.reason, live.why = "baseline", now, dest, "acceptance", \
             call.reason()
+        live.drafted_part = (tokens, window.steps + 1)  # + the prefill's step
         log_event(log, logging.INFO, "midstream_move", id=ctx.request_id, backend=live.backend.name, to=dest.name,
                   why=live.why)
         live.resp.close()  # the server aborts it; the stream's task resumes it on `dest`
@@ -286,7 +288,7 @@ class Migrator:
             if live.backend is not backend:  # the proxy releases the backend it acquired
                 self.pool.release(live.backend)
                 self.pool.acquire(backend)
-            outcome.moves, outcome.moved_why = tuple(live.moves), live.why
+            outcome.moves, outcome.moved_why, outcome.drafted_part = tuple(live.moves), live.why, live.drafted_part
             outcome.completion_tokens, outcome.steps = join.completion_tokens, join.content_events
         if error is None and not relay.done and join.stopped is None:
             error = "upstream stream ended without [DONE]"

@@ -18,6 +18,7 @@ from gateway.bench.kit.inproc import RunningGateway
 from gateway.core.midstream import Destination, MidstreamConfig, Running, StepWindow, due, judge, remaining_tokens
 from gateway.emulator import EmulatedFleet
 from gateway.emulator.text import tokenize
+from gateway.settings import Settings
 from gateway.state import AppState
 
 CFG = MidstreamConfig()
@@ -87,9 +88,10 @@ DOC = " ".join(f"The item number {i} of the inventory is kept in room {i % 9} on
 
 
 async def _one(gateway_factory: Callable[..., Any], caplog: pytest.LogCaptureFixture, moves: bool, reference: str,
-               content: str) -> tuple[str, int, list[dict[str, Any]], str]:
+               content: str) -> tuple[str, int, list[dict[str, Any]], str, float]:
     """One streamed request through a 1 + 1 fleet whose policy sends everything to the speculative server: the text
-    the client got, the acceptance moves counted, the access-log lines, the instance that answered first."""
+    the client got, the acceptance moves counted, the access-log lines, the instance that answered first, and the
+    learner's tokens per step for its class after it."""
     async with EmulatedFleet(["baseline", "speculative"], time_scale=0.25) as fleet:
         fleet.register_references({"r1": reference})
         gw: RunningGateway = await gateway_factory(backends=fleet.backends_setting().split(","), policy="speculative",
@@ -110,13 +112,13 @@ async def _one(gateway_factory: Callable[..., Any], caplog: pytest.LogCaptureFix
         state.metrics.flush()
         moved = state.metrics.registry.get_sample_value("specgate_migrations_total", {"reason": "acceptance"})
         lines = [json.loads(r.getMessage()) for r in caplog.records if r.getMessage().startswith("{")]
-        return text, int(moved or 0), lines, instance
+        return text, int(moved or 0), lines, instance, state.learner.tokens_per_step("chat", "greedy")
 
 
 async def test_an_answer_the_drafts_miss_moves_to_the_baseline_once_and_arrives_whole(
         gateway_factory: Callable[..., Any], caplog: pytest.LogCaptureFixture) -> None:
     reference = _unrepeated(120)
-    text, moved, lines, instance = await _one(gateway_factory, caplog, True, reference, "Write the list.")
+    text, moved, lines, instance, tps = await _one(gateway_factory, caplog, True, reference, "Write the list.")
     assert instance.startswith("speculative") and text == reference  # nothing lost or repeated at the seam
     assert moved == 1
     move = next(x for x in lines if x.get("event") == "midstream_move")
@@ -124,14 +126,17 @@ async def test_an_answer_the_drafts_miss_moves_to_the_baseline_once_and_arrives_
     access = next(x for x in lines if x.get("event") == "request")
     assert access["moved"] == "baseline" and access["moved_why"] == move["why"]
     assert access["completion_tokens"] == len(tokenize(reference)) + 1  # the parts' tokens summed (+ the end)
+    # what its drafts read before it moved is acceptance evidence (regression: a moved request taught nothing, and
+    # its class kept the prior, which sends the next such request to the speculative server again)
+    assert tps < Settings().prior_tokens_per_step - 0.03, tps
 
 
 async def test_off_or_with_drafts_accepted_the_request_stays(gateway_factory: Callable[..., Any],
                                                               caplog: pytest.LogCaptureFixture) -> None:
     reference = _unrepeated(120)
-    text, moved, _, _ = await _one(gateway_factory, caplog, False, reference, "Write the list.")
+    text, moved, _, _, _ = await _one(gateway_factory, caplog, False, reference, "Write the list.")
     assert (text, moved) == (reference, 0)
     copied = DOC  # the answer repeats the prompt's document: the drafts are accepted, several tokens a step
-    text, moved, lines, _ = await _one(gateway_factory, caplog, True, copied, f"Copy this out:\n\n{DOC}")
+    text, moved, lines, _, _ = await _one(gateway_factory, caplog, True, copied, f"Copy this out:\n\n{DOC}")
     assert (text, moved) == (copied, 0)
     assert not [x for x in lines if x.get("event") == "midstream_move"]

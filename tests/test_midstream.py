@@ -140,3 +140,12 @@ async def test_off_or_with_drafts_accepted_the_request_stays(gateway_factory: Ca
     text, moved, lines, _, _ = await _one(gateway_factory, caplog, True, copied, f"Copy this out:\n\n{DOC}")
     assert (text, moved) == (copied, 0)
     assert not [x for x in lines if x.get("event") == "midstream_move"]
+    # a watched stream's engine steps are counted as any stream's, the last step's EOS (no text) included
+    # (regression: the joined stream counted chunks with text only, one step short of the relayed stream's count,
+    # and the learner read its tokens per step that much higher)
+    short = _unrepeated(2)  # done before the first look; its EOS comes alone, in a step of its own
+    counts = []
+    for moves in (True, False):
+        _, _, lines, _, _ = await _one(gateway_factory, caplog, moves, short, "Write two.")
+        counts.append(next(x["engine_steps"] for x in lines if x.get("event") == "request"))
+    assert counts[0] == counts[1] == len(tokenize(short)) + 1, counts

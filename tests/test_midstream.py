@@ -16,7 +16,7 @@ import pytest
 
 from gateway.bench.kit.inproc import RunningGateway
 from gateway.core.midstream import Destination, MidstreamConfig, Running, StepWindow, due, judge, remaining_tokens
-from gateway.emulator import EmulatedFleet
+from gateway.emulator import EmulatedFleet, EmulatedPair
 from gateway.emulator.text import tokenize
 from gateway.settings import Settings
 from gateway.state import AppState
@@ -149,3 +149,25 @@ async def test_off_or_with_drafts_accepted_the_request_stays(gateway_factory: Ca
         _, _, lines, _, _ = await _one(gateway_factory, caplog, moves, short, "Write two.")
         counts.append(next(x["engine_steps"] for x in lines if x.get("event") == "request"))
     assert counts[0] == counts[1] == len(tokenize(short)) + 1, counts
+
+
+async def test_a_shared_gpu_is_left_to_its_regime(gateway_factory: Callable[..., Any]) -> None:
+    """On a pair sharing one GPU the regime decides which server runs (and SPECGATE_MIGRATION moves on its switches):
+    mid-stream moves watch only speculative servers with a GPU of their own."""
+    reference = _unrepeated(120)
+    async with EmulatedPair(profile="h200-ngram", time_scale=0.25) as pair:
+        pair.register_references({"r1": reference})
+        gw: RunningGateway = await gateway_factory(baseline_urls=[pair.baseline_url],
+                                                   speculative_urls=[pair.speculative_url], policy="speculative",
+                                                   midstream_moves=True)
+        state = gw.app[AppState.key]
+        client = openai.AsyncOpenAI(base_url=gw.url + "/v1", api_key="unused", max_retries=0, timeout=60)
+        stream = await client.chat.completions.create(
+            model="specgate-emu", messages=[{"role": "user", "content": "Write the list."}], temperature=0,
+            max_tokens=2000, stream=True, extra_headers={"x-request-id": "r1"})
+        text = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+        await client.close()
+        state.metrics.flush()
+        moved = state.metrics.registry.get_sample_value("specgate_migrations_total", {"reason": "acceptance"})
+        assert text == reference and not moved
+        assert state.proxy.migrator is not None and not any(state.proxy.migrator.live.values())

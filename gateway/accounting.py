@@ -92,9 +92,6 @@ class Accounting:
         if d.predicted_e2e_s is not None and role == d.role:
             m.observed(m.predicted, role, cls).observe(d.predicted_e2e_s)
             m.observed(m.prediction_error, role).observe(abs(d.predicted_e2e_s - e2e) / max(e2e, 1e-6))
-        if tokens > 1 and ctx.stream and outcome.ttft_s is not None and not outcome.moves:
-            step = (e2e - outcome.ttft_s) / max((outcome.steps or tokens) - 1, 1)  # mid-stream moves read it
-            backend.decode_step_s = step if backend.decode_step_s is None else 0.8 * backend.decode_step_s + 0.2 * step
         if tokens and ctx.routed.features.n == 1 and not outcome.moves:  # a moved request ran on two servers
             self.learner.observe(Observation(
                 role=role, task_class=ctx.routed.learner_class or cls, bucket=ctx.routed.bucket,

@@ -71,7 +71,6 @@ class Backend:
     consecutive_failures: int = 0
     snapshot: VllmSnapshot | None = None
     last_spec: SpecDelta | None = None
-    decode_step_s: float | None = None  # its recent streamed answers' seconds per decode step (EWMA, stalls included)
 
     def routable(self, now: float) -> bool:
         return self.healthy and now >= self.ejected_until

@@ -200,7 +200,7 @@ class Migrator:
         server when its own recent tokens per step make staying dearer (`gateway.core.midstream.judge`)."""
         cfg, window, join = self.midstream, live.window, live.join
         if cfg is None or window is None or live.move_to is not None or join.finished \
-                or live.backend.role != "speculative" or not window.feed(join.completion_tokens, time.monotonic()) \
+                or live.backend.role != "speculative" or not window.feed(join.completion_tokens) \
                 or not due(window.steps, window.last_look, cfg):
             return
         window.last_look = window.steps
@@ -212,12 +212,9 @@ class Migrator:
         here, there = lrn.step_model("speculative"), lrn.step_model("baseline")
         load_here, load_there = max(self.pool.load(live.backend, now), 1.0), self.pool.load(dest, now)
         cached = ctx.routed.cached_tokens.get(dest.name, 0)
-        w_tokens, w_steps, w_s = window.recent()
-        run = Running(tokens, w_tokens, w_steps, f.max_tokens - tokens if f.max_tokens_given else None,
-                      w_s / w_steps if w_steps and w_s > 0 else here.own_s(load_here), load_here - 1.0,
-                      here.per_request_s)
-        to = Destination(max(there.own_s(load_there + 1.0), dest.decode_step_s or 0.0), load_there,
-                         there.per_request_s,
+        run = Running(tokens, *window.recent(), f.max_tokens - tokens if f.max_tokens_given else None,
+                      here.own_s(load_here), load_here - 1.0, here.per_request_s)
+        to = Destination(there.own_s(load_there + 1.0), load_there, there.per_request_s,
                          lrn.prefill_s_per_token("baseline") * (max(f.prompt_tokens - cached, 0) + tokens))
         call = judge(run, to, cfg)
         if not call.move:

@@ -66,28 +66,15 @@ def test_the_margin_asks_for_a_larger_predicted_gain() -> None:
 
 def test_the_window_counts_steps_from_the_usage_and_keeps_the_last_ones() -> None:
     w = StepWindow(size=4)
-    assert not w.feed(0, 0.0)  # the role chunk: no token yet
-    assert w.feed(1, 0.05) and w.steps == 0  # the prefill's token: not a decode step
-    assert not w.feed(1, 0.051)  # an event without a new token (a held-back stop, the finish chunk)
-    for i, tokens in enumerate((2, 3, 7, 11, 12)):  # steps of 1, 1, 4, 4, 1 tokens, 6 ms apart
-        assert w.feed(tokens, 0.05 + 0.006 * (i + 1))
-    assert w.steps == 5
-    tokens, steps, seconds = w.recent()  # the last 4 steps: 1 + 4 + 4 + 1 tokens in 24 ms
-    assert (tokens, steps) == (12 - 2, 4) and seconds == pytest.approx(0.024)
+    assert not w.feed(0)  # the role chunk: no token yet
+    assert w.feed(1) and w.steps == 0  # the prefill's token: not a decode step
+    assert not w.feed(1)  # an event without a new token (a held-back stop, the finish chunk)
+    for tokens in (2, 3, 7, 11, 12):  # steps of 1, 1, 4, 4, 1 tokens
+        assert w.feed(tokens)
+    assert w.steps == 5 and w.recent() == (12 - 2, 4)  # the last 4 steps: 1 + 4 + 4 + 1
     assert not due(7, 0, MidstreamConfig(every=8, window=8))
     assert due(8, 0, MidstreamConfig(every=8, window=8)) and not due(12, 8, MidstreamConfig(every=8, window=8))
     assert due(16, 8, MidstreamConfig(every=8, window=8))
-
-
-def test_a_request_already_fast_where_it_runs_stays_when_the_destination_runs_slow() -> None:
-    """Regression (all-structured 1 + 1): an 822-token answer at ~1.0 a step moved on the step models (6.4 ms a step
-    where it ran, 5 ms on the baseline) ran 30% slower on the busy baseline; measured, its own steps took 4.7 ms and
-    the baseline's answers 6.9 ms a token."""
-    modelled = Running(52, 8, 8, None, step_s=0.0064, others=2.0, per_request_s=0.0001)
-    assert judge(modelled, BASELINE, CFG).move
-    measured = Running(52, 8, 8, None, step_s=0.0047, others=2.0, per_request_s=0.0001)
-    busy = Destination(step_s=0.0069, others=4.0, per_request_s=0.0001, prefill_s=0.002)
-    assert not judge(measured, busy, CFG).move
 
 
 # --- through the gateway
@@ -105,7 +92,7 @@ async def _one(gateway_factory: Callable[..., Any], caplog: pytest.LogCaptureFix
     """One streamed request through a 1 + 1 fleet whose policy sends everything to the speculative server: the text
     the client got, the acceptance moves counted, the access-log lines, the instance that answered first, and the
     learner's tokens per step for its class after it."""
-    async with EmulatedFleet(["baseline", "speculative"], time_scale=1.0) as fleet:  # paces measured = modelled
+    async with EmulatedFleet(["baseline", "speculative"], time_scale=0.25) as fleet:
         fleet.register_references({"r1": reference})
         gw: RunningGateway = await gateway_factory(backends=fleet.backends_setting().split(","), policy="speculative",
                                                    midstream_moves=moves, log_requests=True)
@@ -130,7 +117,7 @@ async def _one(gateway_factory: Callable[..., Any], caplog: pytest.LogCaptureFix
 
 async def test_an_answer_the_drafts_miss_moves_to_the_baseline_once_and_arrives_whole(
         gateway_factory: Callable[..., Any], caplog: pytest.LogCaptureFixture) -> None:
-    reference = _unrepeated(60)
+    reference = _unrepeated(120)
     text, moved, lines, instance, tps = await _one(gateway_factory, caplog, True, reference, "Write the list.")
     assert instance.startswith("speculative") and text == reference  # nothing lost or repeated at the seam
     assert moved == 1
@@ -146,7 +133,7 @@ async def test_an_answer_the_drafts_miss_moves_to_the_baseline_once_and_arrives_
 
 async def test_off_or_with_drafts_accepted_the_request_stays(gateway_factory: Callable[..., Any],
                                                               caplog: pytest.LogCaptureFixture) -> None:
-    reference = _unrepeated(60)
+    reference = _unrepeated(120)
     text, moved, _, _, _ = await _one(gateway_factory, caplog, False, reference, "Write the list.")
     assert (text, moved) == (reference, 0)
     copied = DOC  # the answer repeats the prompt's document: the drafts are accepted, several tokens a step
@@ -167,8 +154,8 @@ async def test_off_or_with_drafts_accepted_the_request_stays(gateway_factory: Ca
 async def test_a_shared_gpu_is_left_to_its_regime(gateway_factory: Callable[..., Any]) -> None:
     """On a pair sharing one GPU the regime decides which server runs (and SPECGATE_MIGRATION moves on its switches):
     mid-stream moves watch only speculative servers with a GPU of their own."""
-    reference = _unrepeated(60)
-    async with EmulatedPair(profile="h200-ngram", time_scale=1.0) as pair:  # watched, it would move (as above)
+    reference = _unrepeated(120)
+    async with EmulatedPair(profile="h200-ngram", time_scale=0.25) as pair:
         pair.register_references({"r1": reference})
         gw: RunningGateway = await gateway_factory(baseline_urls=[pair.baseline_url],
                                                    speculative_urls=[pair.speculative_url], policy="speculative",

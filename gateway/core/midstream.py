@@ -12,10 +12,6 @@ Remaining length: as many tokens again as it has made, capped by its token budge
 what the learner predicts worst (its median error was 0.29 on these windows); what it has made is a length-free
 guess that grows with the evidence that it is long, and the move only pays for long requests.
 
-Both paces are measured where they can be: the request's own last steps where it runs, and the destination's recent
-answers (the step models price a server at its load, not the long prompts arriving there that stall its steps: on
-a busy 1 + 1 fleet an 822-token answer moved on the models ran 30% slower than predicted).
-
 Moving costs the request its prompt (less what the destination caches) and its text so far, prefilled again there,
 and costs the destination's co-runners that prefill (a prefill chunk rides in their step) and a little per step
 afterwards; leaving relieves the source's co-runners of a request (the step models' `per_request_s`).
@@ -42,7 +38,7 @@ class Running:
     window_tokens: int  # of them, made in the last `window_steps` decode steps
     window_steps: int
     budget_left: int | None  # max_tokens less `tokens` (None: no budget given)
-    step_s: float  # a step of its server: the stream's own last steps, as measured (else the step model)
+    step_s: float  # a step of its server at that server's load
     others: float  # the other requests running there
     per_request_s: float  # what one running request adds to a step there
 
@@ -51,7 +47,7 @@ class Running:
 class Destination:
     """The server it would move to (a baseline server), with the request joined."""
 
-    step_s: float  # the step model at its load + 1, or its answers' recent measured step where that is slower
+    step_s: float
     others: float
     per_request_s: float
     prefill_s: float  # its uncached prompt + text so far, prefilled there
@@ -78,26 +74,25 @@ class StepWindow:
     token, not a decode step)."""
 
     size: int
-    marks: deque[tuple[int, float]] = field(default_factory=deque)  # (completion tokens, when they came)
+    marks: deque[int] = field(default_factory=deque)
     steps: int = -1  # decode steps so far
     last_look: int = 0
 
-    def feed(self, tokens: int, at: float) -> bool:
-        """The stream's completion tokens after an event (at `at` seconds); whether that event was a new step."""
-        if tokens <= 0 or (self.marks and tokens <= self.marks[-1][0]):
+    def feed(self, tokens: int) -> bool:
+        """The stream's completion tokens after an event; whether that event was a new step."""
+        if tokens <= 0 or (self.marks and tokens <= self.marks[-1]):
             return False
-        self.marks.append((tokens, at))
+        self.marks.append(tokens)
         self.steps += 1
         if len(self.marks) > self.size + 1:
             self.marks.popleft()
         return True
 
-    def recent(self) -> tuple[int, int, float]:
-        """Tokens made in the last decode steps, how many steps that was, and the seconds they took."""
+    def recent(self) -> tuple[int, int]:
+        """Tokens made in the last decode steps, and how many steps that was."""
         if len(self.marks) < 2:
-            return 0, 0, 0.0
-        (first, t0), (last, t1) = self.marks[0], self.marks[-1]
-        return last - first, len(self.marks) - 1, t1 - t0
+            return 0, 0
+        return self.marks[-1] - self.marks[0], len(self.marks) - 1
 
 
 def due(decode_steps: int, last_look: int, config: MidstreamConfig) -> bool:

@@ -110,6 +110,12 @@ class Accounting:
                     role, ctx.payload, ctx.endpoint == CHAT, bytes(outcome.captured), ctx.stream,
                     ctx.routed.learner_class or cls, ctx.routed.bucket, outcome.steps, tokens,
                     ctx.routed.features.prompt_tokens, ctx.routed.family, ctx.routed.features.temperature)
+        elif outcome.drafted_part is not None and ctx.routed.features.n == 1:  # moved off its drafts: what they read
+            part_tokens, part_steps = outcome.drafted_part
+            self.learner.observe_shadow(ctx.routed.learner_class or cls, ctx.routed.bucket,
+                                        ctx.routed.features.prompt_tokens, part_tokens / part_steps, part_steps, 1.0,
+                                        ctx.routed.family, ctx.routed.features.temperature,
+                                        ctx.routed.features.copy_kind)
         self.access_log(ctx, backend, outcome, e2e, loads)
 
     def access_log(self, ctx: Context, backend: Backend, outcome: Outcome, e2e: float, loads: Loads) -> None:
@@ -135,4 +141,6 @@ class Accounting:
             line["shadow_tps"] = round(outcome.shadow_tps, 3)
         if outcome.moves:  # live migration: the roles it moved to, in order (`backend` is where it started)
             line["moved"] = ",".join(outcome.moves)
+            if outcome.moved_why is not None:  # a mid-stream move: the tokens per step and prices it moved on
+                line["moved_why"] = outcome.moved_why
         self.access.write(line)

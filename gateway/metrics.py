@@ -118,7 +118,9 @@ class Metrics:
                                       "(above 1: speculation pays)", ["group"], registry=r,
                                       multiprocess_mode="mostrecent")
         self.migrations = Counter("specgate_migrations", "Live migration: running requests moved on a regime switch "
-                                  "(reason switch, or resume_on_leaving when the arriving server refused), and "
+                                  "(reason switch) or off a speculative server whose drafts their own stream shows "
+                                  "rejected (acceptance, SPECGATE_MIDSTREAM_MOVES), resumed where they were "
+                                  "(resume_on_leaving) when the arriving server refused, and "
                                   "those left in place (not_worth) or lost to a failed resume (resume_failed)",
                                   ["reason"], registry=r)
         self.migration_latency = Histogram("specgate_migration_seconds", "Live migration: from closing a request's "

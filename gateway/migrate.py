@@ -6,6 +6,10 @@ starts from). On a switch the router records, `Migrator.switched` picks the leav
 predicted remaining time exceeds their re-prefill on the arriving server and closes their upstream responses
 (vLLM aborts a request whose connection closes); each stream's own task then sends the resume to the arriving
 server of the same GPU group (the leaving one if that fails) and relays it joined onto the client's stream.
+
+On a fleet (`SPECGATE_MIDSTREAM_MOVES`), a movable stream on a speculative server is looked at every few engine steps
+(`gateway.core.midstream`): where its own recent tokens per step make staying dearer than a re-prefill on the
+least-loaded baseline server, it moves there the same way (reason `acceptance`).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +29,7 @@ from gateway.backends import Backend, BackendPool
 from gateway.context import Context
 from gateway.core.costmodel import Role
 from gateway.core.learner import Learner
+from gateway.core.midstream import Destination, MidstreamConfig, Running, StepWindow, due, judge
 from gateway.core.migration import (
     StreamJoin,
     joined_answer,
@@ -63,6 +69,11 @@ class Live:
     move_to: Role | None = None
     moved_at: float = 0.0
     moves: list[str] = field(default_factory=list)  # the roles it moved to, in order
+    target: Backend | None = None  # a mid-stream move's destination (a switch: the arriving server of the group)
+    reason: str = "switch"
+    window: StepWindow | None = None  # its tokens per step, where mid-stream moves watch it
+    why: str | None = None  # a mid-stream move's reason (the access log's `moved_why`) ...
+    drafted_part: tuple[int, int] | None = None  # ... and the tokens and engine steps it made where it started
 
 
 class JoinRelay(Relay):
@@ -74,6 +85,7 @@ class JoinRelay(Relay):
         self.join = join
         self.buf = bytearray()
         self.done = False
+        self.watch: Callable[[], None] | None = None  # called after each upstream event (mid-stream moves)
 
     async def send(self, chunk: bytes) -> None:
         self.buf += chunk
@@ -97,6 +109,8 @@ class JoinRelay(Relay):
                 out.append(event + b"\n\n")
                 continue
             out.extend(b"data: " + orjson.dumps(o) + b"\n\n" for o in self.join.event(obj))
+            if self.watch is not None:
+                self.watch()
         if out:
             await self._write(b"".join(out))
         if self.join.stopped is not None:
@@ -121,6 +135,7 @@ class Migrator:
         self.live: dict[str, set[Live]] = {g: set() for g in router.regimes}
         self._roles = {g: r.role for g, r in router.regimes.items()}
         self.client: UpstreamClient | None = None
+        self.midstream = MidstreamConfig() if settings.midstream_moves else None
         if settings.regime_migration_free_switch:  # a switch is also free when what it moves pays for itself
             router.migration_plan = self.plan
 
@@ -174,12 +189,52 @@ class Migrator:
             out.append((live, worth, reprefill, move_extra_s(stay, there, reprefill)))
         return out
 
+    def _watched(self, backend: Backend) -> bool:
+        """A fleet's speculative server (a GPU of its own) while the fleet has a baseline server: mid-stream moves
+        watch the streams it serves."""
+        return self.midstream is not None and backend.role == "speculative" \
+            and backend.group not in self.router.regimes and bool(self.pool.by_role("baseline"))
+
+    def _look(self, live: Live) -> None:
+        """After an upstream event of a watched stream: every few engine steps, move it to the least-loaded baseline
+        server when its own recent tokens per step make staying dearer (`gateway.core.midstream.judge`)."""
+        cfg, window, join = self.midstream, live.window, live.join
+        if cfg is None or window is None or live.move_to is not None or join.finished \
+                or live.backend.role != "speculative" or not window.feed(join.completion_tokens) \
+                or not due(window.steps, window.last_look, cfg):
+            return
+        window.last_look = window.steps
+        now, ctx = time.monotonic(), live.ctx
+        dest = self.pool.pick("baseline", now, exclude=ctx.routed.off_model)
+        if dest is None:
+            return
+        lrn, f, tokens = self.learner, ctx.routed.features, join.completion_tokens
+        here, there = lrn.step_model("speculative"), lrn.step_model("baseline")
+        load_here, load_there = max(self.pool.load(live.backend, now), 1.0), self.pool.load(dest, now)
+        cached = ctx.routed.cached_tokens.get(dest.name, 0)
+        run = Running(tokens, *window.recent(), f.max_tokens - tokens if f.max_tokens_given else None,
+                      here.own_s(load_here), load_here - 1.0, here.per_request_s)
+        to = Destination(there.own_s(load_there + 1.0), load_there, there.per_request_s,
+                         lrn.prefill_s_per_token("baseline") * (max(f.prompt_tokens - cached, 0) + tokens))
+        call = judge(run, to, cfg)
+        if not call.move:
+            return
+        live.move_to, live.moved_at, live.target, live.reason, live.why = "baseline", now, dest, "acceptance", \
+            call.reason()
+        live.drafted_part = (tokens, window.steps + 1)  # + the prefill's step
+        log_event(log, logging.INFO, "midstream_move", id=ctx.request_id, backend=live.backend.name, to=dest.name,
+                  why=live.why)
+        live.resp.close()  # the server aborts it; the stream's task resumes it on `dest`
+
     def prepare(self, ctx: Context) -> None:
-        """Mark a request to a shared GPU that may move on a switch. Its upstream is asked for a stream (a
-        non-streamed request too: the gateway joins its answer) with usage on every chunk (the tokens so far, which
-        the resume's `max_tokens` and the joined usage need)."""
+        """Mark a request that may move: to a shared GPU (on a switch), or to a fleet's speculative server with
+        mid-stream moves on. Its upstream is asked for a stream (a non-streamed request too: the gateway joins its
+        answer) with usage on every chunk (the tokens so far, which the resume's `max_tokens` and the joined usage
+        need)."""
         backend = self.pool.by_name(ctx.routed.decision.backend, time.monotonic())
-        if backend is None or backend.group not in self.router.regimes:
+        if backend is None:
+            return
+        if not (self.settings.migration and backend.group in self.router.regimes) and not self._watched(backend):
             return
         body = orjson.loads(ctx.payload)
         if not isinstance(body, dict) or not_movable(ctx.endpoint == CHAT, body) is not None:
@@ -219,6 +274,9 @@ class Migrator:
         body, join = ctx.movable, relay.join
         assert body is not None
         live = Live(ctx, body, join, backend, resp)
+        if self.midstream is not None and self._watched(backend):
+            live.window = StepWindow(self.midstream.window)
+            relay.watch = lambda: self._look(live)
         group = self.live.setdefault(backend.group, set())
         group.add(live)
         try:
@@ -230,8 +288,8 @@ class Migrator:
             if live.backend is not backend:  # the proxy releases the backend it acquired
                 self.pool.release(live.backend)
                 self.pool.acquire(backend)
-            outcome.moves = tuple(live.moves)
-            outcome.completion_tokens, outcome.steps = join.completion_tokens, join.content_events
+            outcome.moves, outcome.moved_why, outcome.drafted_part = tuple(live.moves), live.why, live.drafted_part
+            outcome.completion_tokens, outcome.steps = join.completion_tokens, join.steps
         if error is None and not relay.done and join.stopped is None:
             error = "upstream stream ended without [DONE]"
         if error is not None and error not in ("client_stalled", TOTAL_TIMEOUT):
@@ -261,7 +319,8 @@ class Migrator:
             live.move_to = None
 
     async def _resume(self, live: Live, to: Role) -> bytes | None:
-        """Send the resume to the arriving server of the GPU group (else back to the leaving one); its first bytes."""
+        """Send the resume to the arriving server of the GPU group, or a mid-stream move's target (else back to the
+        leaving one); its first bytes."""
         ctx, join = live.ctx, live.join
         join.seam()
         body = resume_body(ctx.endpoint == CHAT, live.body, join.text, join.tokens)
@@ -272,6 +331,8 @@ class Migrator:
         members = self.pool.groups.get(leaving.group, [])
         off = ctx.routed.off_model  # never a server without the request's model
         arriving = [b for b in members if b.role == to and b not in off and b.routable(time.monotonic())]
+        if live.target is not None:
+            arriving, live.target = [live.target], None
         for backend in [*arriving, leaving]:
             headers = ctx.headers if backend.auth is None else {**ctx.headers, "Authorization": backend.auth}
             answered = await self._first_bytes(backend, ctx, payload, headers)
@@ -281,12 +342,12 @@ class Migrator:
             self.pool.release(live.backend)
             self.pool.acquire(backend, ctx.routed.features.prompt_tokens + join.tokens)
             live.backend, live.resp = backend, resp
-            reason = "switch" if backend.role == to else "resume_on_leaving"
+            reason = live.reason if backend.role == to else "resume_on_leaving"
             live.moves.append(backend.role)
             self.metrics.counted(self.metrics.migrations, reason).inc()
             self.metrics.observed(self.metrics.migration_latency).observe(time.monotonic() - live.moved_at)
             log_event(log, logging.INFO, "request_moved", id=ctx.request_id, to=backend.name, role=backend.role,
-                      tokens=join.tokens, chars=len(join.text))
+                      reason=reason, tokens=join.tokens, chars=len(join.text))
             return first
         return None
 

@@ -72,7 +72,8 @@ class Proxy:
         self.intake = Intake(settings)
         self.accounting = Accounting(settings, pool, learner, metrics)
         self.stopping = False  # set when the drain is over: streams cancelled from then on say why
-        self.migrator = Migrator(settings, pool, router, learner, metrics) if settings.migration else None
+        self.migrator = Migrator(settings, pool, router, learner, metrics) \
+            if settings.migration or settings.midstream_moves else None
         self._streams: set[asyncio.Task[Any]] = set()
 
     async def end_streams(self, wait_s: float) -> None:
@@ -99,7 +100,8 @@ class Proxy:
         ctx = Context(request, endpoint, t0, rid, routed, view.stream, changed is not None,
                       raw if changed is None else changed, headers, first_byte_timeout(self.settings, view))
         if self.migrator is not None:
-            self.migrator.switched()  # a switch this decision made moves the leaving server's streams
+            if self.settings.migration:
+                self.migrator.switched()  # a switch this decision made moves the leaving server's streams
             self.migrator.prepare(ctx)
         return await self._with_failover(ctx)
 

@@ -35,6 +35,8 @@ class Outcome:
     sent_so_far: tuple[int, int] | None = None  # `BackendPool.sent_so_far` when it was sent
     gpu_prompts_at_first: tuple[int, int] | None = None  # `BackendPool.gpu_prompts` when the first chunk came
     moves: tuple[str, ...] = ()  # live migration: the roles the request moved to, in order
+    moved_why: str | None = None  # a mid-stream move's reason (`gateway.core.midstream.MidstreamCall.reason`)
+    drafted_part: tuple[int, int] | None = None  # ... and the tokens and engine steps it made before it moved
     captured: bytes | bytearray | None = None  # shadow lookup: the response's bytes to replay (`gateway.shadow`)
     shadow_tps: float | None = None  # ... and what the replay read
 

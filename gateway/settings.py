@@ -81,6 +81,7 @@ class Settings(BaseSettings):
     regime_exception_arrivals: float = Field(0.2, ge=0.0, description="shared GPU: a request leaves the regime (idle or light GPU) only when at most this many of the group's requests are expected to arrive while it runs (its predicted duration x the group's recent arrival rate): they would time-share the GPU with it")
     # --- live migration
     migration: bool = Field(False, description="shared GPU: on a regime switch, move the leaving server's running streams whose predicted remaining time exceeds their re-prefill to the arriving server (aborted there, resumed from the text so far; docs/routing.md)")
+    midstream_moves: bool = Field(False, description="fleets: every 8 engine steps of a request on a speculative server (a GPU of its own), price it again on its own last 8 steps' tokens per step (its stream shows them) and move it to the least-loaded baseline server when staying is predicted dearer than its prompt and text so far prefilled there (aborted, resumed from the text so far as SPECGATE_MIGRATION does; reason `acceptance`; never a request `migration.not_movable` lists; docs/routing.md)")
     regime_migration_dwell_s: float = Field(10.0, ge=0.0, description="shared GPU, with SPECGATE_MIGRATION on: the dwell (SPECGATE_REGIME_MIN_DWELL_S) is this instead (a switch migration makes cheap could follow shorter phases of load; 3 s was tried with SPECGATE_REGIME_MIGRATION_FREE_SWITCH and did not pay: results/migration-2026-12-05-b)")
     regime_migration_free_switch: bool = Field(False, description="shared GPU, with SPECGATE_MIGRATION on: a switch is also free when the requests that would stay after the moves drain within SPECGATE_REGIME_FREE_DRAIN_S and the moves pay for themselves (their prefill again, the arriving server's stall through it and their pace there, below the switch's gain). Off: the cost model underestimates a switch under load by far (family member 45: priced 0.35 s, cost ~18 s), and on 2 of 8 unseen traces this took switches that cost 1.5% and 10% of the trace (results/migration-2026-12-05-b)")
     regime_speculation_max_load: float = Field(16.0, ge=0.0, description="shared GPU: no speculative regime while the GPU's recent mean load (requests running + waiting at each decision) is above this: the batch is already large, and the step models are least reliable there (like vLLM V0's --speculative-disable-by-batch-size and the dynamic-K schedule of deploy/gpu; n-gram paid up to c = 16 on the H200; mixed-high's mean dipped to 21 and a cap of 24 let the regime go speculative there)")
@@ -293,11 +294,10 @@ class Settings(BaseSettings):
     def adaptive_config(self) -> AdaptiveConfig:
         return AdaptiveConfig(
             margin=self.margin, explore_rate=self.explore_rate, explore_max_regret=self.explore_max_regret,
-            explore_max_output_tokens=self.explore_max_output_tokens,
+            explore_max_output_tokens=self.explore_max_output_tokens, explore_hope_sd=self.explore_hope_sd,
             explore_min_observations=self.explore_min_observations,
             explore_unmeasured_max_regret=self.explore_unmeasured_max_regret,
             explore_unmeasured_rate=self.explore_unmeasured_rate, externality_weight=self.externality_weight,
-            explore_hope_sd=self.explore_hope_sd,
             exception_load=self.regime_exception_load, exception_margin=self.regime_exception_margin,
             exception_arrivals=self.regime_exception_arrivals, probe_max_load=self.regime_speculation_max_load,
             thompson=self.thompson_sampling, affinity_tie=self.session_affinity_tie, ttft_weight=self.ttft_weight)

@@ -296,13 +296,13 @@ class Learner:
             tps, f, w=min(weight, 1.0))
 
     def observe_shadow(self, task_class: str, bucket: str, prompt_tokens: int, tokens_per_step: float, steps: int,
-                       scale: float, family: int | None = None, temperature: float = 0.0) -> None:
+                       scale: float, family: int | None = None, temperature: float = 0.0, kind: str = "new") -> None:
         """Acceptance evidence without the speculative server: the tokens per step it would have reached on a
         response another server gave (`core.shadow_lookup`, calibrated), at `scale` of a served response's weight."""
         if steps <= 0 or scale <= 0 or not math.isfinite(tokens_per_step):
             return
         self._observe_both((task_class, bucket), prompt_tokens, round(tokens_per_step * steps), steps, family,
-                           temperature, scale=scale)
+                           temperature, kind, scale)
 
     def _observe_warmup_step(self, obs: Observation, steps: int | None) -> None:
         """A warm-up response (compiles, cold caches) can only overstate the step: it teaches it only where it reads

@@ -184,6 +184,7 @@ class StreamJoin:
     stopped: str | None = None  # the stop string the joiner cut the answer at
     usage_sent: bool = False
     content_events: int = 0
+    steps: int = 0  # engine steps, counted as `SseTap.engine_steps` counts them (a role-only chunk is none)
     cut: SeamCut | None = field(default=None)
 
     @property
@@ -245,6 +246,8 @@ class StreamJoin:
         key = "content" if self.chat else "text"
         content = holder.get(key)
         finish = choice.get("finish_reason")
+        if content or finish is not None or "role" not in holder:  # a step's tokens (an EOS alone: no text)
+            self.steps += 1
         if self.part and self.chat and "role" in holder:
             del holder["role"]
             if not content and finish is None and len(holder) <= 1:

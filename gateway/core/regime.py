@@ -195,8 +195,8 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
                 evidence: float | None = None, observed: int = 0) -> RegimeState:
     """The regime at time `now` (seconds), given the latest mix ratio as hoped (`ratio`) and as measured
     (`evidence`; None: the same): the same role, with a switch pending when the evidence leaves the band after the
-    dwell of `min_dwell_s` (or leaves the decisive band at any time), a trial of speculation pending when only the
-    hope does, a trial's end pending at once when its evidence falls below the band (judged on
+    dwell of `min_dwell_s` (or, the hope too, the decisive band at any time), a trial of speculation pending when only
+    the hope does, a trial's end pending at once when its evidence falls below the band (judged on
     `trial_min_observations` of the speculative server's acceptance observations since it started: `observed` counts
     them; before any, the evidence is the prior that hope alone had already overruled), and no switch pending once the
     ratio is back inside the band. `settle` takes a pending switch."""

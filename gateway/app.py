@@ -118,15 +118,19 @@ def _models_loop(state: AppState, session: aiohttp.ClientSession) -> Coroutine[N
                        state.settings.health_interval_s, fleet.set_capacity)
 
 
-async def _calibrate_loop(state: AppState) -> None:
+def calibrate_indexes(state: AppState) -> None:
     """Each backend's prefix index sized by the share of its looked-up prompt tokens this process sent
-    (`FleetView.calibrate`), from the scrapes the pool already reads."""
-    fleet, pool = state.router.fleet, state.pool
+    (`FleetView.calibrate`), from the scrapes the pool already reads: each scrape's counter paired with this
+    process's estimate as of when that scrape was sent."""
+    for b in state.pool.backends:
+        if b.snapshot is not None and b.snapshot.prefix_queries > 0:
+            state.router.fleet.calibrate(b.name, b.snapshot_prompt_tokens, b.snapshot.prefix_queries)
+
+
+async def _calibrate_loop(state: AppState) -> None:
     while True:
         await asyncio.sleep(state.settings.health_interval_s)
-        for b in pool.backends:
-            if b.snapshot is not None and b.snapshot.prefix_queries > 0:
-                fleet.calibrate(b.name, b.snapshot_prompt_tokens, b.snapshot.prefix_queries)
+        calibrate_indexes(state)
 
 
 async def _export_loop(state: AppState) -> None:

@@ -5,7 +5,6 @@ tokens per step make staying dearer than a re-prefill on a baseline server moves
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import Callable
@@ -14,7 +13,7 @@ from typing import Any
 import openai
 import pytest
 
-from gateway.bench.kit.inproc import RunningGateway
+from gateway.bench.kit.inproc import RunningGateway, until
 from gateway.core.midstream import Destination, MidstreamConfig, Running, StepWindow, due, judge, remaining_tokens
 from gateway.emulator import EmulatedFleet, EmulatedPair
 from gateway.emulator.text import tokenize
@@ -84,6 +83,10 @@ def _unrepeated(n: int) -> str:
     return " ".join(f"w{i}x{i * 7 % 13}" for i in range(n))
 
 
+def _event(message: str) -> object:
+    return json.loads(message).get("event") if message.startswith("{") else None
+
+
 DOC = " ".join(f"The item number {i} of the inventory is kept in room {i % 9} on shelf {i % 5}." for i in range(40))
 
 
@@ -106,7 +109,7 @@ async def _one(gateway_factory: Callable[..., Any], caplog: pytest.LogCaptureFix
                 max_tokens=2000, stream=True, extra_headers={"x-request-id": "r1"})
             instance = raw.headers["x-specgate-instance"]
             text = "".join([c.choices[0].delta.content or "" async for c in raw.parse() if c.choices])
-            await asyncio.sleep(0.05)  # the access log is written as the response ends
+            await until(lambda: any(_event(r.getMessage()) == "request" for r in caplog.records))  # written at the end
         finally:
             await client.close()
         state.metrics.flush()

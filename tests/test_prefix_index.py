@@ -3,7 +3,6 @@ affinity, and the whole path: a conversation's next turn goes where its history 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
@@ -11,6 +10,7 @@ import aiohttp
 import orjson
 import pytest
 
+from gateway.app import calibrate_indexes
 from gateway.bench.kit.inproc import fast_settings, start_gateway, until
 from gateway.core.classify import ClassifierConfig, features
 from gateway.core.costmodel import StepModel
@@ -262,7 +262,7 @@ async def test_the_index_is_sized_in_the_servers_tokens_not_the_estimate() -> No
                         assert r.status == 200
                         sent += (await r.json())["usage"]["prompt_tokens"]
                     i += 1
-            await asyncio.sleep(0.25)  # two more calibrations, with the scrape they pair with unchanged
+            calibrate_indexes(gw.app[AppState.key])  # a calibration with the scrape it pairs with unchanged
             assert "baseline-0" in view.scale
             estimated = gw.app[AppState.key].pool.backends[0].prompt_tokens_sent  # characters / 4
             assert view.scale["baseline-0"] > 1.3  # the server counts far fewer tokens in the same text

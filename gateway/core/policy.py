@@ -298,7 +298,8 @@ def _probe(inp: PolicyInput, cfg: AdaptiveConfig, est: Estimates, pick: Scored) 
     if unmeasured and worthy is not None and (inp.task_class, inp.bucket) not in worthy:
         return None  # too rare in the group's mix for its answer to move the regime, and it slows its neighbours
     p = predict_on(c, est, inp.features.prompt_tokens, est.tokens_per_step)
-    if c.shared and max(gpu_load(c), inp.arrival_rates.get(c.group, 0.0) * p.e2e_s) > cfg.probe_max_load:
+    if c.shared and (gpu_load(c) > cfg.probe_max_load
+                     or inp.arrival_rates.get(c.group, 0.0) * p.e2e_s > cfg.exception_arrivals):
         return None  # a busy GPU is not speculated on anyway (the regime's load cap), and a probe slows all of it
     cost = objective(p, cfg)
     if cost > cap * pick[0]:

@@ -77,6 +77,7 @@ class Estimates:
     speculative_observations: int = 0  # of this request's (class, temperature bucket)
     bucket_speculative_observations: int = 0  # of its temperature bucket, over all classes
     tokens_per_step_source: str = ""  # the acceptance cells `tokens_per_step` came from (`AcceptanceCells.explained`)
+    tokens_per_step_raw: float | None = None  # before `calibration` (None: not from the cells, e.g. the oracle's)
 
 
 @record
@@ -115,6 +116,7 @@ class Decision:
     queued_tokens: float = 0.0  # prompt tokens priced as queued ahead of it on its server (the learner nets them out)
     tokens_per_step: float | None = None  # the speculative tokens per decode step the prediction assumed (logged)
     tokens_per_step_source: str = ""  # where that came from (`Estimates.tokens_per_step_source`)
+    tokens_per_step_raw: float | None = None  # the same before its calibration (`Estimates.tokens_per_step_raw`)
 
 
 def _least_loaded(candidates: Sequence[Candidate]) -> Candidate:
@@ -256,7 +258,7 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     if pending is not None:
         detail += f", to {pending} when free"
     return Decision(chosen.name, chosen.role, reason, detail, pred.e2e_s, pred.ttft_s, ratio, est.output_tokens,
-                    _queued(chosen, est), est.tokens_per_step, est.tokens_per_step_source)
+                    _queued(chosen, est), est.tokens_per_step, est.tokens_per_step_source, est.tokens_per_step_raw)
 
 
 def _exception_pays(inp: PolicyInput, cfg: AdaptiveConfig, pick: Scored, gain: float) -> bool:

@@ -194,8 +194,11 @@ def _sampled_tps(inp: PolicyInput, est: Estimates, cfg: AdaptiveConfig) -> float
     `explore_min_observations` speculative responses; a measured class is routed on its mean. Its spread stays
     wide once measured (answers of one class copy 1.0 to 4.5 tokens a step), and sampling it only flipped the
     requests near the break-even both ways (measured neutral on the four mixed Azure cells against sampling every
-    decision: results/fleet-bursts-2026-12-05-g)."""
-    if (not cfg.thompson or est.tokens_per_step_sd <= 0
+    decision: results/fleet-bursts-2026-12-05-g). Only a request expected short (`explore_max_output_tokens`, as a
+    probe): what a lucky draw costs grows with the answer, what it teaches does not (a response counts once in its
+    cells); the chat of azure-conv-a, rarely speculated and so sampled on every request, sent 400-600-token answers
+    to a speculative server on a draw (results/fleet-peers-2026-12-06-j)."""
+    if (not cfg.thompson or est.tokens_per_step_sd <= 0 or est.output_tokens > cfg.explore_max_output_tokens
             or min(est.speculative_observations, est.bucket_speculative_observations) >= cfg.explore_min_observations):
         return est.tokens_per_step
     z = _NORMAL.inv_cdf(min(max(inp.sample_draw, 1e-6), 1 - 1e-6))

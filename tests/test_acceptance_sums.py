@@ -10,7 +10,6 @@ import random
 
 import pytest
 
-from gateway.core.acceptance_cells import SHRINK, AcceptanceCells
 from gateway.core.classify import features
 from gateway.core.learner import Learner, Observation
 from gateway.core.per_request import PerRequest
@@ -176,19 +175,3 @@ def test_two_answers_an_octave_apart_do_not_extrapolate_a_long_one() -> None:
     blind = per.tokens_per_step((1.2, 0.1), "code", "greedy", 1200, None)[0]
     long = per.tokens_per_step((1.2, 0.1), "code", "greedy", 1200, None, output_tokens=400)[0]
     assert long < 1.15 * blind  # the two-point line read 2x
-
-
-def test_a_response_counts_once_however_many_levels_hold_it() -> None:
-    """azure-conv-a, 2 + 2 (results/fleet-peers-2026-12-06-j): two short answers that quoted their prompt (2.3 tokens
-    a decode step) filled all four levels of their cells (copy kind, class, temperature, prompt length), each level
-    pulled the estimate toward them as if it held two more responses, and the next answer of the kind was read at
-    2.2, nearly their value: a 400-token one went to a speculative server and ran at 1.05. Two responses against the
-    class's 1.2 at `SHRINK` (2) read halfway: 1.75."""
-    cells = AcceptanceCells(1.0, by_kind=True)
-    for _ in range(2):
-        cells.observe("code", "greedy", 1200, 2.3, 1.2, 40, None, 0.0, "ref", 90)
-    est = cells.explained(1.2, "code", "greedy", 1200, None, 0.0, "ref")[0]
-    assert est == pytest.approx((2 * 2.3 + SHRINK * 1.2) / (2 + SHRINK), rel=0.02)
-    for _ in range(30):  # another class's answers of the kind, at 1.1: the class's own two still read above them
-        cells.observe("chat", "greedy", 1200, 1.1, 1.2, 40, None, 0.0, "ref", 90)
-    assert 1.15 < cells.explained(1.2, "code", "greedy", 1200, None, 0.0, "ref")[0] < 1.75

@@ -7,10 +7,7 @@ median prediction error on code was 28% on the multi-turn built-in). Coarse to f
 temperature) -> + whether the prompt carries a copy source (`classify.Features.copy_source`: a block of text the
 answer may repeat) -> + prompt length in powers of two, a cell learns the tokens per decode step its requests
 delivered; a request's estimate starts at the (class, bucket) estimate and each cell pulls it toward its own value,
-shrunk toward the level above as if that had `SHRINK` responses (a new cell starts from its neighbours). A level
-pulls with what it holds beyond the finer level below it, so a response counts once: read as a whole at each of
-the four levels, two short answers of conversations classed "code" that quoted their prompt (2.2-2.5 tokens a step)
-read every such answer at 2.2 after two responses instead of 1.75 (a 400-token one ran at 1.05; azure-conv-a, 2 + 2).
+shrunk toward the level above as if that had `SHRINK` responses (a new cell starts from its neighbours).
 
 A cell holds what its requests delivered, not their ratio to the (class, bucket) estimate at the time: that estimate
 moves while the cells fill (it starts at the prior, 1.2, and an edit-heavy class climbs to ~2), so ratios learned
@@ -59,7 +56,6 @@ MAX_RATIO = 3.0  # one observation says at most this many times the (class, buck
 LENGTH_SHRINK = 1.0  # the pull of the line through the length cells on one of them, in responses
 LENGTH_SLOPE_PRIOR = 4.0  # the line's slope is shrunk toward flat as if this many responses an octave off read flat
 MIN_LENGTH = 8  # answers up to this many tokens share one length cell
-MAX_TOKENS_PER_STEP = 8.0  # a bound on a cell's value (γ + 1 is at most this in any profile here)
 MAX_RESPONSE_WEIGHT = 32.0  # a response's weight in its class's acceptance (`Learner`), in 16 decode steps (512)
 
 Key = tuple[str, ...]
@@ -86,15 +82,6 @@ class RatioCell:
         if self.steps <= 0 or self.evidence + prior_weight <= 0:
             return prior
         return (self.scaled / self.steps * self.evidence + prior * prior_weight) / (self.evidence + prior_weight)
-
-    def without(self, finer: RatioCell) -> RatioCell:
-        """What this cell holds beyond a finer cell inside it (its responses are this cell's too); a residue of less
-        than a decode step (the two forget on their own clocks) is nothing."""
-        steps = self.steps - finer.steps
-        if steps < 1.0:
-            return RatioCell()
-        value = min(max((self.scaled - finer.scaled) / steps, 1.0), MAX_TOKENS_PER_STEP)
-        return RatioCell(value * steps, steps, max(self.evidence - finer.evidence, 0.0))
 
 
 class AcceptanceCells:
@@ -131,11 +118,10 @@ class AcceptanceCells:
         est, used = mean, []
         keys = self._keys(task_class, bucket, prompt_tokens, temperature, copy_kind)
         names = BY_KIND_LEVELS if self.by_kind else LEVELS
-        cells = [self._cells.get(key) for key in keys]
-        for i, (cell, name) in enumerate(zip(cells, names, strict=True)):
-            if cell is not None:  # each response counted once: at the finest level that holds it
-                finer = next((c for c in cells[i + 1:] if c is not None), None)
-                est = (cell if finer is None else cell.without(finer)).shrunk(est, SHRINK)
+        for key, name in zip(keys, names, strict=True):
+            cell = self._cells.get(key)
+            if cell is not None:
+                est = cell.shrunk(est, SHRINK)
                 used.append(name)
         fam = None if family is None else self._families.get(self._family_key(keys, family))
         if fam is not None:

@@ -104,6 +104,9 @@ class Accounting:
                 prefill_during_decode=loads.prefill_during_decode, prefills_during_decode=loads.prefills_during_decode,
                 max_tokens=ctx.routed.features.max_tokens if ctx.routed.features.max_tokens_given else None,
                 queued_prefill_tokens=d.queued_tokens if backend.name == d.backend else 0.0,
+                # what its acceptance was predicted at, where it was routed on that (not a probe): `core.calibration`
+                predicted_tokens_per_step=d.tokens_per_step_raw if backend.name == d.backend and d.reason != "explore"
+                else None,
             ))
             if self.shadow is not None and outcome.captured is not None:
                 outcome.shadow_tps = self.shadow.observe(

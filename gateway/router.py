@@ -139,17 +139,17 @@ class Router:
                   family: int | None = None) -> Estimates:
         lrn = self.learner
         oracle = self.oracle.get(request_id)
-        sd, source = 0.0, "oracle"
+        sd, source, raw = 0.0, "oracle", None
         if oracle is not None:
             output, tps = min(oracle.output_tokens, float(f.max_tokens)), oracle.tokens_per_step
         else:
-            output, tps, sd, source = lrn.per_request.for_request(  # what the request says refines its class's
+            output, tps, sd, source, raw = lrn.per_request.for_request(  # what the request says refines its class's
                 lrn.tokens_per_step_posterior(task_class, bucket), task_class, bucket, f.max_tokens,
                 f.max_tokens_given, f.prompt_tokens, f.structured_output, family, f.temperature, f.copy_kind)
         return Estimates(
             output_tokens=output,
             tokens_per_step=tps,
-            tokens_per_step_sd=sd, tokens_per_step_source=source,
+            tokens_per_step_sd=sd, tokens_per_step_source=source, tokens_per_step_raw=raw,
             step_models={role: lrn.step_model(role) for role in ROLES},
             interference={role: lrn.interference(role) for role in ROLES},
             prefill_s_per_token={role: lrn.prefill_s_per_token(role) for role in ROLES},

@@ -162,3 +162,16 @@ def test_a_first_long_answer_reads_the_growth_over_the_short_ones() -> None:
             for n in (10, 64, 1024)]
     assert read[0] < 1.08 and 1.25 < read[1] < 1.4
     assert read[2] > 1.55  # the line: ~1.7 (the longest seen: 1.31)
+
+
+def test_two_answers_an_octave_apart_do_not_extrapolate_a_long_one() -> None:
+    """azure-conv-a on the 2 + 2 fleet (results/fleet-peers-2026-12-06-j): conversations classed "code", one 64-token
+    answer at 1.1 tokens a decode step and one 128-token answer at 1.64, and the line through those two cells read
+    the next 400-token answer at 2.9 (2x the cell): it went to a speculative server and ran at 1.04, 1.6 s over its
+    prediction, twice in one run. Two responses say little about a slope; forty say much (the test above)."""
+    per = PerRequest(256, 0.995, 5.0)
+    per.observe_acceptance("code", "greedy", 1200, 65, 59, 1.2, None)  # 64 decode tokens in 58 decode steps: 1.10
+    per.observe_acceptance("code", "greedy", 1200, 129, 79, 1.2, None)  # 128 in 78: 1.64
+    blind = per.tokens_per_step((1.2, 0.1), "code", "greedy", 1200, None)[0]
+    long = per.tokens_per_step((1.2, 0.1), "code", "greedy", 1200, None, output_tokens=400)[0]
+    assert long < 1.15 * blind  # the two-point line read 2x

@@ -352,7 +352,7 @@ def test_thompson_sampling_explores_an_uncertain_class_and_stops_once_it_is_know
     draws = [(i + 0.5) / 200 for i in range(200)]
 
     def share(tps: float, sd: float) -> float:
-        inp = _inp(f, "structured", tps=tps, sd=sd, output=256)
+        inp = _inp(f, "structured", tps=tps, sd=sd, output=96)
         picks = [_decide("adaptive", dataclasses.replace(inp, sample_draw=u)).role for u in draws]
         return picks.count("speculative") / len(picks)
 
@@ -369,7 +369,7 @@ def test_a_measured_class_is_routed_on_its_mean_however_wide_its_spread() -> Non
     routed on its mean."""
     f = extract(request_view(CHAT, chat("Return JSON", temperature=0, max_tokens=256)), CFG)
     draws = [(i + 0.5) / 100 for i in range(100)]
-    base = _inp(f, "structured", tps=1.2, sd=0.6, output=256)
+    base = _inp(f, "structured", tps=1.2, sd=0.6, output=96)
     mean = base.estimates
     assert mean is not None
 
@@ -387,11 +387,28 @@ def test_a_thompson_pick_predicts_with_the_posterior_mean() -> None:
     """A speculative server chosen on an optimistic sample is predicted at the mean acceptance: the sample that won
     is high by selection, and predicting with it read speculative requests' latency systematically fast."""
     f = extract(request_view(CHAT, chat("Return JSON", temperature=0, max_tokens=256)), CFG)
-    inp = _inp(f, "structured", tps=1.2, sd=0.6, output=256)
+    inp = _inp(f, "structured", tps=1.2, sd=0.6, output=96)
     lucky = _decide("adaptive", dataclasses.replace(inp, sample_draw=0.999))
     assert lucky.role == "speculative"
-    expected = predict(RequestShape(f.prompt_tokens, 256, 1.2), 0, SPEC, 0.8, 0.00004, (), 0.0, stall=True)
+    expected = predict(RequestShape(f.prompt_tokens, 96, 1.2), 0, SPEC, 0.8, 0.00004, (), 0.0, stall=True)
     assert lucky.predicted_e2e_s == pytest.approx(expected.e2e_s)
+
+
+def test_thompson_sampling_samples_only_requests_expected_short() -> None:
+    """azure-conv-a, 2 + 2 (results/fleet-peers-2026-12-06-j): chat, rarely sent to a speculative server and so never
+    measured, was sampled on every request, and a lucky draw sent 400-600-token answers there at 1.0 tokens a step
+    (0.7-1.2 s each over the baseline). A draw's cost grows with the answer, what it teaches does not: only a request
+    expected as short as a probe (`explore_max_output_tokens`) is sampled."""
+    f = extract(request_view(CHAT, chat("Tell me about Rome", temperature=0.8, max_tokens=1024)), CFG)
+    draws = [(i + 0.5) / 100 for i in range(100)]
+    short, long = ADAPTIVE.explore_max_output_tokens, 4 * ADAPTIVE.explore_max_output_tokens
+
+    def roles(output: float) -> set[str]:
+        inp = _inp(f, "chat", tps=1.2, sd=0.6, output=output)
+        return {_decide("adaptive", dataclasses.replace(inp, sample_draw=u)).role for u in draws}
+
+    assert roles(short) == {"baseline", "speculative"}
+    assert roles(long) == {"baseline"}
 
 
 def test_no_acceptance_with_equal_load_goes_baseline() -> None:

@@ -2,9 +2,8 @@
 
 - tokens per decode step on the speculative server, per (class, temperature bucket), from each streamed
   speculative response (each vLLM chunk is one engine step; the first is the prefill's one token), the ratio of
-  tokens to steps over the class's responses (`_observe_acceptance`), shrunk
-  toward the temperature bucket, then toward the prior (or the backend-wide tokens per step from the scraped
-  `vllm:` counter deltas, where that is lower), with a posterior spread for Thompson sampling;
+  tokens to steps over the class's responses (`_observe_acceptance`), shrunk toward the temperature bucket, then the
+  prior (or the backend-wide tokens per step of the scraped `vllm:` counters, where lower), with a posterior spread;
 - output tokens per (class, temperature bucket): the natural length in log space (one observation moves it at most
   2x), and the fraction of `max_tokens` used, learned only where `max_tokens` is within reach of the natural length;
 - step time vs load per role (`StepModel`), fitted by recursive least squares with forgetting on
@@ -82,6 +81,7 @@ class Observation:
     temperature: float = 0.0
     queued_prefill_tokens: float = 0.0  # others' prompt tokens priced as queued ahead of it (`Decision.queued_tokens`)
     copy_kind: str = "new"  # what its answer may copy (`classify.Features.copy_kind`): keys acceptance cells
+    predicted_tokens_per_step: float | None = None  # the raw per-request estimate it was routed on (`calibration`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +237,7 @@ class Learner:
             steps = obs.completion_tokens
         if obs.role == "speculative" and steps:
             self._observe_both(key, obs.prompt_tokens, obs.completion_tokens, steps, obs.family, obs.temperature,
-                               obs.copy_kind)
+                               obs.copy_kind, 1.0, obs.predicted_tokens_per_step)
         if obs.warmup:
             self._observe_warmup_step(obs, steps)
             return
@@ -273,13 +273,13 @@ class Learner:
         self._log_output.setdefault(key, Ewma(math.log(self.config.prior_output_tokens))).update(bounded, f)
 
     def _observe_both(self, key: tuple[str, str], prompt_tokens: int, tokens: int, steps: int, family: int | None,
-                      temperature: float, copy_kind: str = "new", scale: float = 1.0) -> None:
-        """`tokens` in `steps` on the speculative server: its (class, bucket)'s acceptance, then the per-request
-        cells' (against what the class said before this response)."""
+                      temperature: float, copy_kind: str, scale: float, predicted: float | None = None) -> None:
+        """`tokens` in `steps` on the speculative server: its (class, bucket)'s acceptance, then the per-request cells'
+        (against what the class said before it) and their calibration (`predicted`: the estimate it was routed on)."""
         estimate = self.tokens_per_step(*key)
         self._observe_acceptance(key, key[1], tokens, steps, scale)
         self.per_request.observe_acceptance(key[0], key[1], prompt_tokens, tokens, steps, estimate, family,
-                                            temperature, copy_kind, scale)
+                                            temperature, copy_kind, scale, predicted)
 
     def _observe_acceptance(self, key: tuple[str, str], bucket: str, tokens: int, steps: int,
                             scale: float = 1.0) -> None:

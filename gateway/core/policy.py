@@ -77,6 +77,7 @@ class Estimates:
     speculative_observations: int = 0  # of this request's (class, temperature bucket)
     bucket_speculative_observations: int = 0  # of its temperature bucket, over all classes
     tokens_per_step_source: str = ""  # the acceptance cells `tokens_per_step` came from (`AcceptanceCells.explained`)
+    tokens_per_step_raw: float | None = None  # before `calibration` (None: not from the cells, e.g. the oracle's)
 
 
 @record
@@ -115,6 +116,7 @@ class Decision:
     queued_tokens: float = 0.0  # prompt tokens priced as queued ahead of it on its server (the learner nets them out)
     tokens_per_step: float | None = None  # the speculative tokens per decode step the prediction assumed (logged)
     tokens_per_step_source: str = ""  # where that came from (`Estimates.tokens_per_step_source`)
+    tokens_per_step_raw: float | None = None  # the same before its calibration (`Estimates.tokens_per_step_raw`)
 
 
 def _least_loaded(candidates: Sequence[Candidate]) -> Candidate:
@@ -192,8 +194,11 @@ def _sampled_tps(inp: PolicyInput, est: Estimates, cfg: AdaptiveConfig) -> float
     `explore_min_observations` speculative responses; a measured class is routed on its mean. Its spread stays
     wide once measured (answers of one class copy 1.0 to 4.5 tokens a step), and sampling it only flipped the
     requests near the break-even both ways (measured neutral on the four mixed Azure cells against sampling every
-    decision: results/fleet-bursts-2026-12-05-g)."""
-    if (not cfg.thompson or est.tokens_per_step_sd <= 0
+    decision: results/fleet-bursts-2026-12-05-g). Only a request expected short (`explore_max_output_tokens`, as a
+    probe): what a lucky draw costs grows with the answer, what it teaches does not (a response counts once in its
+    cells); the chat of azure-conv-a, rarely speculated and so sampled on every request, sent 400-600-token answers
+    to a speculative server on a draw (results/fleet-peers-2026-12-06-j)."""
+    if (not cfg.thompson or est.tokens_per_step_sd <= 0 or est.output_tokens > cfg.explore_max_output_tokens
             or min(est.speculative_observations, est.bucket_speculative_observations) >= cfg.explore_min_observations):
         return est.tokens_per_step
     z = _NORMAL.inv_cdf(min(max(inp.sample_draw, 1e-6), 1 - 1e-6))
@@ -256,7 +261,7 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     if pending is not None:
         detail += f", to {pending} when free"
     return Decision(chosen.name, chosen.role, reason, detail, pred.e2e_s, pred.ttft_s, ratio, est.output_tokens,
-                    _queued(chosen, est), est.tokens_per_step, est.tokens_per_step_source)
+                    _queued(chosen, est), est.tokens_per_step, est.tokens_per_step_source, est.tokens_per_step_raw)
 
 
 def _exception_pays(inp: PolicyInput, cfg: AdaptiveConfig, pick: Scored, gain: float) -> bool:

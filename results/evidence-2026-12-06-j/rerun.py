@@ -3,7 +3,8 @@
 import glob, json, os, shlex, subprocess, sys, time
 old, new, snap, lane, nl = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 flt = sys.argv[6] if len(sys.argv) > 6 else ""
-paths = sorted(p for p in glob.glob(f"/tmp/l37f/ev/{old}--*.json") if flt in p)
+import re
+paths = sorted(p for p in glob.glob(f"/tmp/l37f/ev/{old}--*.json") if re.search(flt, p))
 # big/important first: the diagnosed cells
 pri = ["510", "501", "mixed-medium", "demo-mixed", "mixed-phases"]
 paths.sort(key=lambda p: min([i for i, k in enumerate(pri) if k in p] or [99]))

@@ -485,7 +485,6 @@ def test_scoring_only_the_candidates_that_can_win_changes_no_decision(
         assert decide(policy, given, RULES, ADAPTIVE) == decide(policy, inp, RULES, ADAPTIVE)
 
 
-
 def test_a_probe_on_a_shared_gpu_waits_like_an_exception_for_few_arrivals() -> None:
     """Seen on a real H200 (2026-12-06): probes sent to the idle n-gram server at 1.5 requests/s ran 1.5-1.9x slower
     than alone and the four baseline requests that arrived during one ran 1.4-2.1 s against ~1.0 (+5% on the phase).

@@ -18,42 +18,24 @@ instead of cancelling itself, and only from requests routed on a prediction (not
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gateway.core.acceptance_cells import RatioCell
 
 SHRINK = 4.0  # a class's ratio counts as this many responses of all classes'; all classes' as this many at 1
 MAX_FACTOR = 2.0  # the correction is bounded either way
 
 
-@dataclass(slots=True)
-class StepsRatio:
-    """A forgetting ratio of sums (steps taken over steps predicted) and the responses behind it."""
-
-    taken: float = 0.0
-    predicted: float = 0.0
-    evidence: float = 0.0
-
-    def update(self, taken: float, predicted: float, forgetting: float) -> None:
-        self.taken = self.taken * forgetting + taken
-        self.predicted = self.predicted * forgetting + predicted
-        self.evidence = self.evidence * forgetting + 1.0
-
-    def shrunk(self, prior: float) -> float:
-        if self.predicted <= 0:
-            return prior
-        return (self.taken / self.predicted * self.evidence + prior * SHRINK) / (self.evidence + SHRINK)
-
-
 class Calibration:
     def __init__(self, forgetting: float) -> None:
         self.forgetting = forgetting
-        self._all = StepsRatio()
-        self._classes: dict[str, StepsRatio] = {}
+        # each a ratio of sums: steps taken over steps predicted (`RatioCell` of taken / predicted, by predicted)
+        self._all = RatioCell()
+        self._classes: dict[str, RatioCell] = {}
 
     def factor(self, task_class: str) -> float:
         """Decode steps taken per decode step predicted, for this class (1: none observed)."""
-        overall = self._all.shrunk(1.0)
+        overall = self._all.shrunk(1.0, SHRINK)
         cell = self._classes.get(task_class)
-        value = overall if cell is None else cell.shrunk(overall)
+        value = overall if cell is None else cell.shrunk(overall, SHRINK)
         return min(max(value, 1.0 / MAX_FACTOR), MAX_FACTOR)
 
     def calibrated(self, task_class: str, tokens_per_step: float, most: float) -> float:
@@ -65,6 +47,7 @@ class Calibration:
         if decode_steps <= 0 or decode_tokens <= 0 or not predicted >= 1.0:
             return
         expected = decode_tokens / predicted
-        self._all.update(decode_steps, expected, self.forgetting)
+        ratio = decode_steps / expected
+        self._all.update(ratio, expected, 1.0, self.forgetting)
         if task_class in self._classes or len(self._classes) < 256:
-            self._classes.setdefault(task_class, StepsRatio()).update(decode_steps, expected, self.forgetting)
+            self._classes.setdefault(task_class, RatioCell()).update(ratio, expected, 1.0, self.forgetting)

@@ -19,6 +19,7 @@ from gateway.handlers import add_routes, make_middleware
 from gateway.logevents import log_event
 from gateway.metrics import FLUSH_INTERVAL_S, Metrics
 from gateway.proxy import Proxy
+from gateway.quiet_steps import measure_quiet_steps
 from gateway.router import Router
 from gateway.served_models import run_refresh, session_fetch
 from gateway.settings import Settings, redact_url
@@ -80,6 +81,9 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
         asyncio.create_task(_models_loop(state, session), name="specgate-models"),  # served models, KV capacity
         asyncio.create_task(_calibrate_loop(state), name="specgate-prefix-scale"),
     ]
+    if settings.startup_step_probes and state.pool.shared_groups():
+        state.measuring_steps = True  # /ready waits for it: the GPU is idle only before traffic
+        tasks.append(asyncio.create_task(_measure_steps(state, session), name="specgate-quiet-steps"))
     if settings.state_file is not None:
         saver = persist.save_periodically(settings, state.learner, state.router)
         tasks.append(asyncio.create_task(saver, name="specgate-state"))
@@ -100,6 +104,13 @@ async def _upstream_and_loops(app: web.Application) -> AsyncIterator[None]:
     await client.close()
     state.pool.close()
     state.proxy.intake.close()
+
+
+async def _measure_steps(state: AppState, session: aiohttp.ClientSession) -> None:
+    try:
+        await measure_quiet_steps(state.pool, state.learner, session, state.settings.startup_step_probes)
+    finally:
+        state.measuring_steps = False
 
 
 async def _flush_loop(state: AppState) -> None:

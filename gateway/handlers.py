@@ -120,7 +120,7 @@ async def ready(request: web.Request) -> web.Response:
     state = request.app[AppState.key]
     pool = state.pool
     body = {
-        "ready": not state.draining and pool.ready(),
+        "ready": not state.draining and not state.measuring_steps and pool.ready(),
         "draining": state.draining,
         "backends": [
             {"name": b.name, "role": b.role, "group": b.group, "url": redact_url(b.url), "healthy": b.healthy,

@@ -79,6 +79,7 @@ class Settings(BaseSettings):
     regime_exception_load: float = Field(2.0, ge=0.0, description="shared GPU: while it runs at most this many requests, a request may go to the server the regime keeps idle, when predicted `SPECGATE_REGIME_EXCEPTION_MARGIN` cheaper there (a light GPU is not sticky: e.g. greedy requests to the n-gram server, sampled ones to the baseline)")
     regime_exception_margin: float = Field(0.2, ge=0.0, description="shared GPU: how much cheaper (relative) the other server must be predicted for a request to leave the regime on a light GPU (an idle GPU asks only `SPECGATE_MARGIN`)")
     regime_exception_arrivals: float = Field(0.2, ge=0.0, description="shared GPU: a request leaves the regime (idle or light GPU), or probes the server it keeps idle, only when at most this many of the group's requests are expected to arrive while it runs (its predicted duration x the group's recent arrival rate): they would time-share the GPU with it")
+    startup_step_probes: int = Field(3, ge=0, description="shared GPU: at start-up, before /ready, each server of each shared GPU answers this many short streamed completions, one request on the GPU at a time; all but its first (warm-up) teach its step at batch 1, so the idle server's step is measured, not borrowed at the priors' ratio (gateway/quiet_steps.py). 0: off (below 2 nothing is taught)")
     # --- live migration
     migration: bool = Field(False, description="shared GPU: on a regime switch, move the leaving server's running streams whose predicted remaining time exceeds their re-prefill to the arriving server (aborted there, resumed from the text so far; docs/routing.md)")
     midstream_moves: bool = Field(False, description="fleets: every 8 engine steps of a request on a speculative server (a GPU of its own), price it again on its own last 8 steps' tokens per step (its stream shows them) and move it to the least-loaded baseline server when staying is predicted dearer than its prompt and text so far prefilled there (aborted, resumed from the text so far as SPECGATE_MIGRATION does; reason `acceptance`; never a request `migration.not_movable` lists; docs/routing.md)")
@@ -101,8 +102,7 @@ class Settings(BaseSettings):
     regime_window_requests: int = Field(64, ge=1, description="shared GPU: recent requests whose mix decides the regime")
     thompson_sampling: bool = Field(True, description="fleet: sample a class's acceptance from its posterior when choosing a speculative server with its own GPU")
     warmup_requests: int = Field(3, ge=0, description="a backend's first requests after it (re)starts do not teach the timing models")
-    explore_unmeasured_rate: float = Field(
-        0.25, ge=0.0, le=1.0, description="probe rate for an unmeasured temperature bucket (one probe at a time)")
+    explore_unmeasured_rate: float = Field(0.25, ge=0.0, le=1.0, description="probe rate for an unmeasured temperature bucket (one probe at a time)")
     random_seed: int | None = Field(None, description="seed of the exploration draws (for reproducible runs)")
     externality_weight: float = Field(1.0, ge=0.0, description="weight of the delay a request imposes on others")
     ttft_weight: float = Field(0.0, ge=0.0, description="time to first token counted this much again in the "
@@ -151,25 +151,19 @@ class Settings(BaseSettings):
     # --- timeouts and limits
     connect_timeout_s: float = Field(2.0, description="upstream TCP connect timeout")
     first_byte_timeout_s: float = Field(120.0, description="upstream time to first byte of a stream; base of the non-streamed timeout")
-    nonstream_timeout_per_token_s: float = Field(
-        0.25, ge=0.0, description="non-streamed answers: first-byte timeout + this × max_tokens (total timeout without max_tokens)")
+    nonstream_timeout_per_token_s: float = Field(0.25, ge=0.0, description="non-streamed answers: first-byte timeout + this × max_tokens (total timeout without max_tokens)")
     idle_timeout_s: float = Field(60.0, description="max gap between streamed chunks")
     total_timeout_s: float = Field(900.0, description="whole upstream request")
     max_body_bytes: int = Field(8 * 1024 * 1024, description="request body limit (413 above)")
     drain_timeout_s: float = Field(30.0, description="SIGTERM: time in-flight requests get to finish")
     max_connections_per_backend: int = Field(1024, description="upstream connection pool size per backend")
-    header_timeout_s: float = Field(
-        15.0, gt=0.0, description="client connection: time to send a complete request head (also the idle keep-alive limit)")
+    header_timeout_s: float = Field(15.0, gt=0.0, description="client connection: time to send a complete request head (also the idle keep-alive limit)")
     body_timeout_s: float = Field(30.0, gt=0.0, description="client connection: time to send the request body (408 after)")
     max_client_connections: int = Field(4096, ge=1, description="open client connections per process; more are closed at once")
-    max_response_bytes: int = Field(
-        64 * 1024 * 1024, ge=1024, description="largest non-streamed upstream answer the gateway buffers (502 above)")
-    offload_parse_bytes: int = Field(
-        256 * 1024, ge=0, description="request bodies at least this large are parsed in a helper process (0: never)")
-    offload_large_parse_bytes: int = Field(
-        2 * 1024 * 1024, ge=0, description="request bodies at least this large are parsed in a second helper process of their own, so a few huge bodies never hold up a medium one")
-    parse_queue_bytes: int = Field(
-        32 * 1024 * 1024, ge=0, description="bodies waiting for or in one parse helper, at most (one is always let in); a body beyond is answered 503 parse_queue_full (retryable)")
+    max_response_bytes: int = Field(64 * 1024 * 1024, ge=1024, description="largest non-streamed upstream answer the gateway buffers (502 above)")
+    offload_parse_bytes: int = Field(256 * 1024, ge=0, description="request bodies at least this large are parsed in a helper process (0: never)")
+    offload_large_parse_bytes: int = Field(2 * 1024 * 1024, ge=0, description="request bodies at least this large are parsed in a second helper process of their own, so a few huge bodies never hold up a medium one")
+    parse_queue_bytes: int = Field(32 * 1024 * 1024, ge=0, description="bodies waiting for or in one parse helper, at most (one is always let in); a body beyond is answered 503 parse_queue_full (retryable)")
 
     # --- auth
     api_keys: KeyList = Field([], description="client API keys, comma-separated (auth off when unset; only blanks refuse to start)")

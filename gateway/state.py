@@ -12,9 +12,10 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from gateway.backends import BackendPool
+from gateway.core.acceptance_cells import acceptance_rate
 from gateway.core.classify import CLASSES, TEMPERATURE_BUCKETS
 from gateway.core.costmodel import CoRunner, step_s
-from gateway.core.learner import Learner, acceptance_rate
+from gateway.core.learner import Learner
 from gateway.metrics import Metrics
 from gateway.proxy import Proxy
 from gateway.router import Router
@@ -33,6 +34,7 @@ class AppState:
     client_keys: list[bytes]
     admin_keys: list[bytes]
     draining: bool = False
+    measuring_steps: bool = False  # start-up: the shared GPUs' quiet steps are being measured (not ready yet)
     active_requests: int = 0  # requests being handled, probes excepted (the drain waits for them)
     multiprocess_dir: str | None = field(default_factory=lambda: os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
 

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gateway.core.acceptance_cells import acceptance_rate
 from gateway.core.costmodel import CoRunner, Role, StepModel, step_s
-from gateway.core.learner import Learner, Observation, acceptance_rate
+from gateway.core.learner import Learner, Observation
 from gateway.core.vllm_metrics import (
     MAX_KV_USAGE,
     MAX_REQUESTS,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
-from gateway.core.acceptance_cells import MAX_RESPONSE_WEIGHT, decode_tokens_per_step
+from gateway.core.acceptance_cells import MAX_RESPONSE_WEIGHT, acceptance_rate, decode_tokens_per_step
 from gateway.core.costmodel import OTHER_ROLE, ROLES, CoRunner, Role, StepModel, step_s
 from gateway.core.ewma import Ewma as Ewma  # re-exported: learner_state reads and writes it
 from gateway.core.per_request import PerRequest
@@ -92,20 +92,6 @@ class ClassEstimate:
     output_tokens: float
     speculative_observations: int
     observations: int
-
-
-def acceptance_rate(tokens_per_step: float, gamma: int) -> float:
-    """Per-token acceptance α with (1 − α^(γ+1)) / (1 − α) = tokens per step (bisection)."""
-    target = min(max(tokens_per_step, 1.0), gamma + 1.0)
-    lo, hi = 0.0, 1.0
-    for _ in range(40):
-        mid = (lo + hi) / 2
-        expected = sum(mid**k for k in range(gamma + 1))
-        if expected < target:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
 
 
 def _clip(x: float, ref: float) -> float:
@@ -330,12 +316,21 @@ class Learner:
             self._kappa[role] = self._shrunk_interference(role)
         else:
             observed = _clip(observed, own)
-            self._steps[role].update(obs.load_self, observed, f)
-            if obs.co_runners:  # the other role on the same GPU: what its fit knows grows old
-                self._steps[OTHER_ROLE[role]].age(f)
-            self._fitted[role] = self._steps[role].model()
-            self._models = tied_models(self._steps, self.config.slope_tie, self.config.priors, self.config.base_tie)
+            self._fit_own_step(role, obs.load_self, observed, bool(obs.co_runners))
         return observed
+
+    def observe_quiet_step(self, role: Role, step_s: float) -> None:
+        """A step measured with its server alone on its GPU at batch 1 (`gateway.quiet_steps`, at start-up)."""
+        if math.isfinite(step_s) and step_s > 0:
+            self._fit_own_step(role, 1.0, _clip(step_s, self._fitted[role].own_s(1.0)), True)
+
+    def _fit_own_step(self, role: Role, load: float, observed: float, shared_gpu: bool) -> None:
+        f = self.config.forgetting
+        self._steps[role].update(load, observed, f)
+        if shared_gpu:  # the other role on the same GPU: what its fit knows grows old
+            self._steps[OTHER_ROLE[role]].age(f)
+        self._fitted[role] = self._steps[role].model()
+        self._models = tied_models(self._steps, self.config.slope_tie, self.config.priors, self.config.base_tie)
 
     def _observe_prefill(self, obs: Observation, step: float | None) -> None:
         role = obs.role

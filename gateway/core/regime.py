@@ -359,18 +359,17 @@ def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig
     covers its priced co-running: bursty with the shadow on took a 0.26-s drain priced 1.99 s against a 0.42-s gain
     into a burst, and its next 60 requests ran 10-18% slower than the static server) or when its gain exceeds its
     price times `switch_cost_factor` (the linear co-running model misses the queue a burst builds behind the lost
-    capacity); else it stays pending, re-priced at the next decision. A trial asked for on hope alone starts as any
-    other switch would (free, or its gain as hoped paying its price), priced as a round trip (its end, taken at
-    once, unpriced, once its own measurements read below the band, co-runs as much again: a real pair on an H100
-    took one 4 decisions in and ran 1.15x), and free only while the load it commits is at most `trial_max_load`."""
+    capacity); else it stays pending, re-priced at the next decision. A trial asked for on hope alone starts only on
+    an idle GPU (nothing running on the leaving server) and while the load it commits is at most `trial_max_load`:
+    neither paid by its hoped gain nor on a short drain (a real H100 pair took one 4 decisions in, paid, and later
+    one on a drain predicted 0.16 s that ran ~1 s; each made the light phase 1.13-1.17x either server alone)."""
     if state.pending is None or _over_the_cap(state.pending, mean_load, price.arriving_load, cfg):
         return state
-    cost = price.cost_s * (2.0 if state.pending_trial else 1.0)  # a trial is a round trip: it may come back
-    free = price.drain_s <= cfg.free_drain_s and cost <= price.gain_s
-    paid = price.gain_s > cfg.switch_cost_factor * cost
-    if state.pending_trial:
+    free = price.drain_s <= cfg.free_drain_s and price.cost_s <= price.gain_s
+    paid = price.gain_s > cfg.switch_cost_factor * price.cost_s
+    if state.pending_trial:  # a bet on hope alone: only where nothing runs to co-run with it, there or back
         light = price.arriving_load <= cfg.trial_max_load or not math.isfinite(price.arriving_load)
-        take = (free and light) or paid
+        take = price.drain_s <= 0.0 and light
     else:
         take = state.trial or paid or free
     if take:

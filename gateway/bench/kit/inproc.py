@@ -50,9 +50,7 @@ async def until(predicate: Callable[[], bool], timeout_s: float = 10.0, step_s: 
 
 
 def fast_settings(**overrides: Any) -> Settings:
-    # no start-up step probes: a test's fake servers count the requests they get (tests/test_quiet_steps.py turns
-    # them on)
     base: dict[str, Any] = dict(health_interval_s=0.1, scrape_interval_s=0.2, backoff_base_s=0.001,
-                                eject_base_cooldown_s=0.3, log_requests=False, startup_step_probes=0)
+                                eject_base_cooldown_s=0.3, log_requests=False)
     base.update(overrides)
     return Settings(**base)

@@ -227,3 +227,17 @@ def decode_tokens_per_step(tokens: int, steps: int, gamma: int) -> tuple[float, 
 def family_of(blocks: tuple[int, ...]) -> int | None:
     """A prompt's family (see the module docstring): None for a prompt shorter than one block."""
     return blocks[min(FAMILY_BLOCKS, len(blocks)) - 1] if blocks else None
+
+
+def acceptance_rate(tokens_per_step: float, gamma: int) -> float:
+    """Per-token acceptance α with (1 − α^(γ+1)) / (1 − α) = tokens per step (bisection)."""
+    target = min(max(tokens_per_step, 1.0), gamma + 1.0)
+    lo, hi = 0.0, 1.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        expected = sum(mid**k for k in range(gamma + 1))
+        if expected < target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2

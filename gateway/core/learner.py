@@ -24,7 +24,9 @@ import math
 from dataclasses import dataclass, fields
 
 from gateway.core.acceptance_cells import MAX_RESPONSE_WEIGHT, decode_tokens_per_step
+from gateway.core.acceptance_cells import acceptance_rate as acceptance_rate  # re-exported (state, tests)
 from gateway.core.costmodel import OTHER_ROLE, ROLES, CoRunner, Role, StepModel, step_s
+from gateway.core.decode_stall import DecodeStall
 from gateway.core.ewma import Ewma as Ewma  # re-exported: learner_state reads and writes it
 from gateway.core.per_request import PerRequest
 from gateway.core.records import record
@@ -94,20 +96,6 @@ class ClassEstimate:
     observations: int
 
 
-def acceptance_rate(tokens_per_step: float, gamma: int) -> float:
-    """Per-token acceptance α with (1 − α^(γ+1)) / (1 − α) = tokens per step (bisection)."""
-    target = min(max(tokens_per_step, 1.0), gamma + 1.0)
-    lo, hi = 0.0, 1.0
-    for _ in range(40):
-        mid = (lo + hi) / 2
-        expected = sum(mid**k for k in range(gamma + 1))
-        if expected < target:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
-
-
 def _clip(x: float, ref: float) -> float:
     return min(max(x, ref / CLIP_FACTOR), ref * CLIP_FACTOR)
 
@@ -137,6 +125,7 @@ class Learner:
         # output length and acceptance per request, from what it says (`core.per_request`)
         self.per_request = PerRequest(config.prior_output_tokens, config.forgetting,
                                       config.num_speculative_tokens + 1.0, config.acceptance_by_kind)
+        self.stall = DecodeStall(config.forgetting)  # others' prefill inside a decode, on a GPU of its own
 
     # --- estimates used on the decision path (cheap lookups)
     def step_model(self, role: Role) -> StepModel:
@@ -243,7 +232,10 @@ class Learner:
             return
         step = None
         if steps is not None and steps >= 3 and obs.e2e_s > obs.ttft_s:
-            step = self._observe_step(obs, self._decode_s(obs) / (steps - 1))
+            net = self._decode_s(obs)
+            step = self._observe_step(obs, net / (steps - 1))
+            if not obs.co_runners:  # what it netted out, the prediction adds back (`core.decode_stall`)
+                self.stall.observe(obs.role, obs.e2e_s - obs.ttft_s, obs.e2e_s - obs.ttft_s - net)
         if (obs.prompt_tokens - obs.cached_tokens >= 64
                 and obs.load_self + sum(load for _, load in obs.co_runners) <= PREFILL_QUIET_LOAD):
             self._observe_prefill(obs, step)
@@ -383,6 +375,7 @@ class Learner:
             "prefill_s_per_token": {role: self.prefill_s_per_token(role) for role in ROLES},
             "prefill_marginal_s_per_token": {role: self._prefill_marginal_s(role) for role in ROLES},
             "interference": {role: self.interference(role) for role in ROLES},
+            "decode_stall_share": {role: self.stall.share(role) for role in ROLES},
             **self.per_request.state(),
             "classes": {f"{c}/{b}": _asdict(est) for (c, b), est in self.class_estimates().items()},
         }

@@ -12,7 +12,8 @@ What is learned is what the learner took out: per role, the prefill seconds it n
 over those decodes' seconds (a ratio of sums: each response weighs its decode seconds over the mean decode's, at most
 `WEIGHT_MAX`; every decode counts, most with no prompt arriving). A prediction on such a server divides its decode by
 (1 − share): the prompts that arrive take that share of its steps' time, on average. On a shared GPU (a pair) the
-regime prices what the pair shares, and nothing here applies.
+regime prices what the pair shares, and nothing here applies. Not persisted (`learner_state`): re-learned from the
+first decodes, as the per-request cells are.
 """
 
 from __future__ import annotations

@@ -175,3 +175,29 @@ def test_two_answers_an_octave_apart_do_not_extrapolate_a_long_one() -> None:
     blind = per.tokens_per_step((1.2, 0.1), "code", "greedy", 1200, None)[0]
     long = per.tokens_per_step((1.2, 0.1), "code", "greedy", 1200, None, output_tokens=400)[0]
     assert long < 1.15 * blind  # the two-point line read 2x
+
+
+def test_a_cells_first_long_answer_is_bounded_by_what_its_class_long_answers_delivered() -> None:
+    """azure-conv-a on the 2 + 2 fleet (results/fleet-peers-2026-12-06-j, section 2): 4-6 answers of > 300 tokens a run
+    went to a speculative server read at their cell's short answers (a "code" cell whose short answers quoted at 1.6
+    read its first 400-token answer at 1.5-1.6; it ran at 1.04). The class had delivered ~1.05 on its long answers
+    elsewhere (another copy kind); until the cell has an answer that long, that bounds it. Before: read 1.6."""
+    per = PerRequest(256, 0.995, 5.0, by_kind=True)
+    for _ in range(4):  # the class's long answers, of another copy kind: 1.05 tokens a decode step
+        per.observe_acceptance("code", "low", 1200, 421, 400, 1.2, None, 0.7, "new")
+    for _ in range(6):  # this cell's short answers quote: 1.6
+        per.observe_acceptance("code", "low", 1200, 81, 50, 1.2, None, 0.7, "ref")
+    short = per.tokens_per_step((1.2, 0.1), "code", "low", 1200, None, 0.7, "ref", output_tokens=80)[0]
+    long = per.tokens_per_step((1.2, 0.1), "code", "low", 1200, None, 0.7, "ref", output_tokens=400)
+    assert short > 1.45  # its short answers keep their reading
+    assert long[0] < 1.1 and long[2].endswith("class_length")
+    per.observe_acceptance("code", "low", 1200, 641, 400, 1.2, None, 0.7, "ref")  # one long "ref" answer at 1.6
+    assert per.tokens_per_step((1.2, 0.1), "code", "low", 1200, None, 0.7, "ref", output_tokens=400)[0] > 1.3
+
+
+def test_no_long_answer_in_the_class_bounds_nothing() -> None:
+    per = PerRequest(256, 0.995, 5.0, by_kind=True)
+    for _ in range(6):
+        per.observe_acceptance("code", "low", 1200, 81, 50, 1.2, None, 0.7, "ref")
+    long = per.tokens_per_step((1.2, 0.1), "code", "low", 1200, None, 0.7, "ref", output_tokens=400)
+    assert long[0] > 1.45 and "class_length" not in long[2]

@@ -101,3 +101,19 @@ def test_a_class_first_long_ask_starts_from_what_that_size_used_in_other_classes
         lengths.observe("sql", "greedy", 256, 900, False, 180)
     assert lengths.predict("structured", "greedy", 256, 900, True) > 0.45 * 256  # was 53 tokens (0.21 x 256), now 129
     assert lengths.predict("structured", "greedy", 64, 900, True) < 16  # its own short asks: as they were
+
+
+def test_a_size_nobody_asked_yet_starts_from_the_nearest_size_asked() -> None:
+    """azure-code-a on the 2 + 2 fleet (results/fleet-predict-2026-12-06-k): 385 of 421 requests ask 64 tokens and use
+    ~0.2 of it; the 128-512-token asks use 0.6-0.8. The first 1,024- and 2,048-token asks started from the share over
+    all sizes and were predicted at 0.34x and 0.28x their length (250 tokens for an 822-token answer)."""
+    lengths = OutputLengths(256, 0.98)
+    for _ in range(60):
+        lengths.observe("code", "greedy", 64, 2000, False, 13)
+    for _ in range(6):
+        lengths.observe("code", "greedy", 128, 2000, False, 90)
+        lengths.observe("structured", "greedy", 256, 2000, True, 175)
+    lengths.observe("code", "greedy", 512, 2000, False, 320)
+    assert lengths.predict("code", "greedy", 1024, 2000, False) > 0.5 * 1024  # was 0.26 x 1024
+    assert lengths.predict("code", "greedy", 64, 2000, False) < 16  # the sizes asked: as they were
+    assert lengths.predict("code", "greedy", 128, 2000, False) > 0.6 * 128

@@ -39,6 +39,13 @@ trace's mean. So each (class, bucket, temperature, copy source) also keeps cells
 its length's value over the length-blind cell's: the length cell shrunk toward the line through the lengths seen
 (`LengthCells`), a length not seen yet the line. Under the copy-source level, not the class: edits are long
 and copy much, so a length cell of the class would count the copy source's gain a second time.
+
+An answer longer than any its cell has delivered is read off that cell's shorter answers, and where they quoted
+(azure-conv-a, 2 + 2: a "code" cell's short answers at 1.6 read its first 400-token ones at 1.5-1.6; they ran at 1.04,
+4-6 such a run, results/fleet-peers-2026-12-06-j) that over-reads. So such a first long answer is bounded by what
+answers of its length delivered in its class over every copy kind and temperature (where the class has none, its
+bucket's): `_first_long_bound`, `FIRST_LONG_EVIDENCE`. A bound, not a value: a cell whose long answers copy more than
+its class's proves it with its own first one.
 """
 
 from __future__ import annotations
@@ -56,6 +63,7 @@ MAX_RATIO = 3.0  # one observation says at most this many times the (class, buck
 LENGTH_SHRINK = 1.0  # the pull of the line through the length cells on one of them, in responses
 LENGTH_SLOPE_PRIOR = 4.0  # the line's slope is shrunk toward flat as if this many responses an octave off read flat
 MIN_LENGTH = 8  # answers up to this many tokens share one length cell
+FIRST_LONG_EVIDENCE = 1.0  # responses of a length in its class before they bound a cell's first answer that long
 MAX_RESPONSE_WEIGHT = 32.0  # a response's weight in its class's acceptance (`Learner`), in 16 decode steps (512)
 
 Key = tuple[str, ...]
@@ -97,6 +105,7 @@ class AcceptanceCells:
         self._cells: dict[Key, RatioCell] = {}
         self._families: OrderedDict[Key, RatioCell] = OrderedDict()
         self._lengths: dict[Key, LengthCells] = {}  # per (class, bucket, temperature, copy kind)
+        self._coarse_lengths: dict[Key, LengthCells] = {}  # per (class, bucket) and per bucket: `_first_long_bound`
 
     def _keys(self, task_class: str, bucket: str, prompt_tokens: int, temperature: float,
               c: str) -> tuple[Key, ...]:
@@ -132,7 +141,24 @@ class AcceptanceCells:
             est *= factor
             if factor != 1.0:
                 used.append("length")
+            bound = self._first_long_bound(keys[-2], task_class, bucket, output_tokens)
+            if bound is not None and bound < est:
+                est = bound
+                used.append("class_length")
         return est, ">".join(used) or "class"
+
+    def _first_long_bound(self, top: Key, task_class: str, bucket: str, output_tokens: float) -> float | None:
+        """For an answer longer than any its cell has delivered: what answers of its length delivered in its class
+        (or, where its class has none, its bucket), a bound on the cell's reading (None: nothing to bound by)."""
+        length, own = _length_key(output_tokens), self._lengths.get(top)
+        if own is not None and any(k >= length and c.evidence > 0 for k, c in own.cells.items()):
+            return None
+        for key in ((task_class, bucket), (bucket,)):
+            cells = self._coarse_lengths.get(key)
+            cell = None if cells is None else cells.cells.get(length)
+            if cell is not None and cell.steps > 0 and cell.evidence >= FIRST_LONG_EVIDENCE:
+                return cell.scaled / cell.steps
+        return None
 
     def _length_factor(self, top: Key, output_tokens: float) -> float:
         """What answers of this length delivered over what the length-blind cell holds (1: not known)."""
@@ -165,6 +191,10 @@ class AcceptanceCells:
         if tokens is not None and (keys[-2] in self._lengths or len(self._lengths) < MAX_CELLS):
             self._lengths.setdefault(keys[-2], LengthCells()).observe(_length_key(tokens), value, steps, evidence,
                                                                       self.forgetting)
+        if tokens is not None:  # two keys a (class, bucket): bounded by the classes a deployment has
+            for coarse in ((task_class, bucket), (bucket,)):
+                self._coarse_lengths.setdefault(coarse, LengthCells()).observe(_length_key(tokens), value, steps,
+                                                                               evidence, self.forgetting)
         for key in keys:
             cell = self._cells.get(key)
             if cell is None:

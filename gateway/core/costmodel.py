@@ -27,6 +27,9 @@ step grows by ~0.07 ms a request, a 1.4k-token prefill takes ~35 ms and stalls t
 
     ttft        += prefill_s_per_token · Q      (Q: prompt tokens queued on it, not yet prefilled)
     externality += load · prefill_s_per_token · P   (each request already there waits for our prefill)
+
+and the prompts that will arrive while it decodes are prefilled inside its steps (chunked prefill): its decode is
+divided by (1 − ρ), ρ the share of a decode that arrivals' prefill took there (`core.decode_stall`).
 """
 
 from __future__ import annotations
@@ -89,16 +92,18 @@ def predict(
     co_runners: Sequence[CoRunner] = (),
     queued_prefill_tokens: float = 0.0,
     stall: bool = False,
+    decode_stall: float = 0.0,
 ) -> Prediction:
     """Predicted TTFT, end-to-end latency and imposed slowdown of one request sent to a server with
     `load_self` requests already running or waiting, `queued_prefill_tokens` of their prompts not yet prefilled
-    (ours waits for them), and, with `stall`, our prefill stalling the decode of every request already there."""
+    (ours waits for them), and, with `stall`, our prefill stalling the decode of every request already there;
+    `decode_stall`: the share of its decode that prompts arriving during it will take (`core.decode_stall`)."""
     ls = load_self
     step = step_s(model_self, ls + 1, co_runners, interference_self)
     steps = max(shape.output_tokens - 1.0, 0.0) / max(shape.tokens_per_step, 1.0)
     prefill = prefill_s_per_token * shape.prompt_tokens
     ttft = prefill_s_per_token * max(queued_prefill_tokens, 0.0) + prefill + step
-    e2e = ttft + steps * step
+    e2e = ttft + steps * step / (1.0 - min(max(decode_stall, 0.0), 0.9))
     externality = ls * model_self.per_request_s * (steps + 1.0)
     if stall:  # a prefill chunk fills the step: the requests already there wait for it (at most all of them)
         externality += ls * prefill

@@ -25,6 +25,7 @@ from dataclasses import dataclass, fields
 
 from gateway.core.acceptance_cells import MAX_RESPONSE_WEIGHT, acceptance_rate, decode_tokens_per_step
 from gateway.core.costmodel import OTHER_ROLE, ROLES, CoRunner, Role, StepModel, step_s
+from gateway.core.decode_stall import DecodeStall
 from gateway.core.ewma import Ewma as Ewma  # re-exported: learner_state reads and writes it
 from gateway.core.per_request import PerRequest
 from gateway.core.records import record
@@ -123,6 +124,7 @@ class Learner:
         # output length and acceptance per request, from what it says (`core.per_request`)
         self.per_request = PerRequest(config.prior_output_tokens, config.forgetting,
                                       config.num_speculative_tokens + 1.0, config.acceptance_by_kind)
+        self.stall = DecodeStall(config.forgetting)  # others' prefill inside a decode, on a GPU of its own
 
     # --- estimates used on the decision path (cheap lookups)
     def step_model(self, role: Role) -> StepModel:
@@ -229,7 +231,10 @@ class Learner:
             return
         step = None
         if steps is not None and steps >= 3 and obs.e2e_s > obs.ttft_s:
-            step = self._observe_step(obs, self._decode_s(obs) / (steps - 1))
+            net = self._decode_s(obs)
+            step = self._observe_step(obs, net / (steps - 1))
+            if not obs.co_runners:  # what it netted out, the prediction adds back (`core.decode_stall`)
+                self.stall.observe(obs.role, obs.e2e_s - obs.ttft_s, obs.e2e_s - obs.ttft_s - net)
         if (obs.prompt_tokens - obs.cached_tokens >= 64
                 and obs.load_self + sum(load for _, load in obs.co_runners) <= PREFILL_QUIET_LOAD):
             self._observe_prefill(obs, step)
@@ -305,9 +310,7 @@ class Learner:
 
     def _observe_step(self, obs: Observation, observed: float) -> float:
         """Fit the own-step model on steps nobody shared, κ on steps that were shared; return the step."""
-        f = self.config.forgetting
-        role = obs.role
-        co = self._co_runners(obs)
+        f, role, co = self.config.forgetting, obs.role, self._co_runners(obs)
         waits = sum(c.model.own_s(c.load) for c in co if c.load > 0)
         own = self._fitted[role].own_s(obs.load_self)
         if waits > 0:  # what the step waited for, beyond its own work: the interference share
@@ -378,6 +381,7 @@ class Learner:
             "prefill_s_per_token": {role: self.prefill_s_per_token(role) for role in ROLES},
             "prefill_marginal_s_per_token": {role: self._prefill_marginal_s(role) for role in ROLES},
             "interference": {role: self.interference(role) for role in ROLES},
+            "decode_stall_share": {role: self.stall.share(role) for role in ROLES},
             **self.per_request.state(),
             "classes": {f"{c}/{b}": _asdict(est) for (c, b), est in self.class_estimates().items()},
         }

@@ -10,7 +10,11 @@ on how much was asked (a 64-token SQL answer uses ~55% of it, a 1,024-token chat
   starts from its neighbours. The size asked over all classes comes after the class: where apps size
   `max_tokens` to the answer, the share depends on the size more than on the class (Azure code windows,
   results/fleet-2026-12-05-g: ~0.2 of 64 tokens, 0.7-0.8 of 128-2,048 in every class), and a class's first
-  long request read at its short ones' share was predicted at a third of its length;
+  long request read at its short ones' share was predicted at a third of its length. A size nobody has asked yet
+  starts from the share of the nearest size asked (`NEAREST_OCTAVES`), not the class's over all sizes: on
+  azure-code-a (results/fleet-predict-2026-12-06-k) 385 of 421 requests ask 64 tokens and use ~0.2 of it, and the
+  first 1,024- and 2,048-token asks, read at that share, were predicted at 0.34x and 0.28x their length, while the
+  128-512-token asks had used 0.6-0.8;
 - without `max_tokens`, the length itself, per (class, bucket, prompt length in powers of two), shrunk the same
   way toward (class, bucket), the class, all requests;
 - structured output (`response_format` JSON, tools, guided decoding) is a class of its own here.
@@ -31,6 +35,7 @@ SHRINK = 2.0  # a cell counts as this many observations of the level above it
 CLIP = 3.0
 MAX_CELLS = 4096
 PRIOR_SHARE = 0.5  # of max_tokens, before anything is learned
+NEAREST_OCTAVES = 4  # a size not asked yet starts from the share of a size asked this many octaves away at most
 
 Key = tuple[str, ...]
 
@@ -60,11 +65,26 @@ class OutputLengths:
         est, var, cells = prior, 0.25, self._cells
         for key in keys:
             cell = cells.get(key)
+            if cell is None and len(key) == 2 and key[0] == "f" and key[1].isdigit():  # a size not asked yet
+                near = self._nearest_size(int(key[1]))
+                if near is not None:  # the size counts more than the class: its share, not shrunk toward the class's
+                    est = near.value
+                continue
             if cell is not None and cell.weight > 0:
                 est = cell.shrunk(est, SHRINK)
                 if cell.count >= 2:
                     var = (cell.var * cell.weight + var * SHRINK) / (cell.weight + SHRINK)
         return est, math.sqrt(var)
+
+    def _nearest_size(self, octave: int) -> Ewma | None:
+        """The share learned at the nearest `max_tokens` asked (in octaves; of two as near, the one with more
+        evidence), for a size not asked yet: see the module docstring."""
+        for d in range(1, NEAREST_OCTAVES + 1):
+            seen = [c for c in (self._cells.get(("f", str(octave - d))), self._cells.get(("f", str(octave + d))))
+                    if c is not None and c.weight > 0]
+            if seen:
+                return max(seen, key=lambda c: c.weight)
+        return None
 
     def predict(self, task_class: str, bucket: str, max_tokens: int | None, prompt_tokens: int,
                 structured: bool) -> float:

@@ -78,6 +78,7 @@ class Estimates:
     bucket_speculative_observations: int = 0  # of its temperature bucket, over all classes
     tokens_per_step_source: str = ""  # the acceptance cells `tokens_per_step` came from (`AcceptanceCells.explained`)
     tokens_per_step_raw: float | None = None  # before `calibration` (None: not from the cells, e.g. the oracle's)
+    decode_stall: Mapping[Role, float] = field(default_factory=dict)  # a fleet server's decode share (`decode_stall`)
 
 
 @record
@@ -167,7 +168,8 @@ def predict_on(c: Candidate, est: Estimates, prompt_tokens: int, tokens_per_step
         return predict(RequestShape(prompt_tokens, est.output_tokens, tps), c.load, est.step_models[c.role],
                        est.interference[c.role], prefill, co)
     return predict(RequestShape(prompt_tokens, est.output_tokens, tps), c.load, est.step_models[c.role],
-                   est.interference[c.role], prefill, co, queued_prefill_tokens(c.queued, prefill), stall=True)
+                   est.interference[c.role], prefill, co, queued_prefill_tokens(c.queued, prefill), stall=True,
+                   decode_stall=est.decode_stall.get(c.role, 0.0))
 
 
 def objective(p: Prediction, cfg: AdaptiveConfig) -> float:

@@ -9,7 +9,8 @@
 # Env: BUDGET_S (default 570: the device's limit per call is 600 s), LAYOUTS (singles, default "baseline dynk
 # ngram"; a layout that cannot finish in what is left is skipped and recorded), POLICIES (pair, default
 # "adaptive@1,adaptive@2,baseline,speculative"), PRESTART_PAIR=1 (singles: start the pair's baseline at the end).
-# --no-vllm replays the same stage against `specgate emulate` (h200-ngram profiles, dummy weights) on this machine.
+# --no-vllm replays the same stage against `specgate emulate` (h200-ngram profiles, dummy weights) on this machine;
+# EMU_TS there slows the emulated GPU (its --time-scale: 1.32 is an H100's speed on this stage, 2026-12-06).
 set -u
 stage=${1:?singles|pair}; shift
 novllm=0; if [ "${1:-}" = "--no-vllm" ]; then novllm=1; shift; fi
@@ -36,7 +37,7 @@ emu_pid=
 emulate() {  # $1 profile: an emulated pair on 8001/8002 (a single layout uses one of its two servers)
   [ -n "$emu_pid" ] && kill "$emu_pid" 2>/dev/null && wait "$emu_pid" 2>/dev/null
   $PY -m gateway emulate --baseline-port $BPORT --speculative-port $SPORT --model target --profile "$1" \
-     --synthetic-acceptance-length 3.3 --load-format dummy > "$RUN/emulator-$1.log" 2>&1 &
+     --synthetic-acceptance-length 3.3 --load-format dummy --time-scale "${EMU_TS:-1}" > "$RUN/emulator-$1.log" 2>&1 &
   emu_pid=$!
   for _ in $(seq 1 40); do curl -sf http://127.0.0.1:$SPORT/health >/dev/null && break; sleep 0.5; done
 }

@@ -128,7 +128,6 @@ class Router:
         self.running: dict[str, dict[Role, deque[Running]]] = {g: {r: deque(maxlen=512) for r in ROLES}
                                                                 for g in self.regimes}
         self._totals: dict[str, tuple[dict[Role, float], int]] = {}  # per group: the last mix's totals, its size
-        self._hoped: dict[str, dict[Role, float]] = {}  # ... and as hoped (a trial's gain)
         self.prices: dict[str, SwitchPrice] = {}  # per group: the last price of its pending switch
         self.migration_plan: MigrationPlan | None = None  # live migration: what a switch would move
         if metrics is not None:  # a group that never switched reads 0 switches, not no data
@@ -254,7 +253,7 @@ class Router:
         price: SwitchPrice | None = None
         if after.pending is not None:
             horizon = rg.switch_horizon(after, now, cfg)
-            price = self.prices[group] = self._price(group, after.pending, horizon, now, after.pending_trial, routed)
+            price = self.prices[group] = self._price(group, after.pending, horizon, now, routed)
             after = rg.settle(after, now, price, cfg, self._mean_load(group))
         if after != before:
             self.regimes[group] = after
@@ -270,17 +269,15 @@ class Router:
             if after.switches != before.switches:
                 m.child(m.regime_switches, group).inc()
 
-    def _price(self, group: str, to: Role, horizon: float, now: float, trial: bool = False,
-               routed: Role | None = None) -> SwitchPrice:
+    def _price(self, group: str, to: Role, horizon: float, now: float, routed: Role | None = None) -> SwitchPrice:
         """The cost model's price of moving the group's GPU to `to` now (`gateway.core.regime.switch_price`)."""
         leaving, rate = OTHER_ROLE[to], known_rate(self.arrivals[group], now)
         plan = self.migration_plan(group, to) if self.migration_plan is not None else rg.NO_MOVES
         count = round(self._load_of_role(group, leaving)) + (routed == leaving)
         left = rg.remaining(self.running[group][leaving], count, now)
         totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
-        hoped = self._hoped.get(group, totals) if trial else totals
         margin = self.regime_config.leave_margin if to == "baseline" else self.regime_config.switch_margin
-        gain = rg.switch_gain(hoped, samples, to, rate * horizon, margin)
+        gain = rg.switch_gain(totals, samples, to, rate * horizon, margin)
         # `to` will carry the group's arrivals times a request's cost there (Little), or its recent mean load if more;
         little = rate * totals[to] / samples if samples and totals[to] else 0.0  # a trial: Little's (the mean lags)
         models = {role: self.learner.step_model(role) for role in ROLES}
@@ -336,7 +333,7 @@ class Router:
         totals = rg.mix_costs(samples, models, prefill, w)
         on, k = self.evidence, self.settings.regime_evidence_recent_requests  # off: evidence = hope
         measured = rg.mix_costs(samples, models, prefill, w, evidence=on) if on else totals
-        self._totals[group], self._hoped[group] = (measured, len(samples)), totals  # gains: evidence, trials hope
+        self._totals[group] = (measured, len(samples))  # a switch's gain: on the evidence (a trial's is not priced)
         if self.regimes[group].role == "baseline" and mean_load <= self.regime_config.speculation_max_load:
             hope_sd = self.adaptive.explore_hope_sd
             self.probe_worthy[group] = rg.worth_probing(

@@ -365,12 +365,12 @@ def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig
     one on a drain predicted 0.16 s that ran ~1 s; each made the light phase 1.13-1.17x either server alone)."""
     if state.pending is None or _over_the_cap(state.pending, mean_load, price.arriving_load, cfg):
         return state
-    free = price.drain_s <= cfg.free_drain_s and price.cost_s <= price.gain_s
-    paid = price.gain_s > cfg.switch_cost_factor * price.cost_s
     if state.pending_trial:  # a bet on hope alone: only where nothing runs to co-run with it, there or back
         light = price.arriving_load <= cfg.trial_max_load or not math.isfinite(price.arriving_load)
         take = price.drain_s <= 0.0 and light
     else:
+        free = price.drain_s <= cfg.free_drain_s and price.cost_s <= price.gain_s
+        paid = price.gain_s > cfg.switch_cost_factor * price.cost_s
         take = state.trial or paid or free
     if take:
         return RegimeState(state.pending, now, state.ratio, state.switches + 1, trial=state.pending_trial,

@@ -20,6 +20,7 @@ import time
 from collections.abc import Mapping
 
 import aiohttp
+import orjson
 
 from gateway.backends import Backend, BackendPool
 from gateway.core.learner import Learner
@@ -45,6 +46,19 @@ def step_from_chunks(times: list[float]) -> float | None:
     return step if step > 0 else None
 
 
+def has_text(line: bytes) -> bool:
+    """An SSE line of a completion chunk that carries text (not the last, empty one, a usage chunk or `[DONE]`)."""
+    if not line.startswith(b"data:") or line[5:].strip() == b"[DONE]":
+        return False
+    try:
+        chunk = orjson.loads(line[5:])
+    except orjson.JSONDecodeError:
+        return False
+    choices = chunk.get("choices") if isinstance(chunk, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices else None
+    return isinstance(first, dict) and bool(first.get("text"))
+
+
 async def probe_step(session: aiohttp.ClientSession, backend: Backend, headers: Mapping[str, str]) -> float | None:
     """One streamed completion to `backend`, alone on its GPU: its decode step in seconds, or None."""
     times: list[float] = []
@@ -54,7 +68,7 @@ async def probe_step(session: aiohttp.ClientSession, backend: Backend, headers: 
             if resp.status != 200:
                 return None
             async for line in resp.content:
-                if line.startswith(b"data:") and b'"text"' in line and b'"text":""' not in line.replace(b" ", b""):
+                if has_text(line):
                     times.append(time.monotonic())
     except (TimeoutError, aiohttp.ClientError, ValueError):
         return None

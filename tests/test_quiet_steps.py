@@ -14,7 +14,7 @@ from gateway.bench.kit.inproc import until
 from gateway.core.costmodel import Role, StepModel
 from gateway.core.learner import Learner, Observation
 from gateway.emulator import EmulatedPair
-from gateway.quiet_steps import step_from_chunks
+from gateway.quiet_steps import has_text, step_from_chunks
 from gateway.settings import Settings
 from gateway.state import AppState
 
@@ -25,6 +25,14 @@ def test_the_step_is_the_mean_gap_between_token_chunks() -> None:
     assert step_from_chunks([1.0, 1.005, 1.010, 1.015]) == pytest.approx(0.005)
     assert step_from_chunks([1.0, 1.005]) is None  # one gap says too little (the first may hold the prefill's tail)
     assert step_from_chunks([1.0, 1.0, 1.0]) is None
+
+
+def test_only_chunks_with_text_are_steps() -> None:
+    assert has_text(b'data: {"choices": [{"index": 0, "text": " two,"}]}\n')
+    assert not has_text(b'data: {"choices": [{"index": 0, "text": "", "finish_reason": "length"}]}\n')
+    assert not has_text(b'data: {"choices": [], "usage": {"completion_tokens": 24}}\n')
+    for line in (b"data: [DONE]\n", b"\n", b"data: {not json\n", b"data: [1]\n", b'data: {"choices": [3]}\n'):
+        assert not has_text(line)
 
 
 def test_quiet_steps_of_an_idle_server_replace_the_priors_ratio() -> None:

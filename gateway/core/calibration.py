@@ -22,6 +22,7 @@ from gateway.core.acceptance_cells import RatioCell
 
 SHRINK = 4.0  # a class's ratio counts as this many responses of all classes'; all classes' as this many at 1
 MAX_FACTOR = 2.0  # the correction is bounded either way
+MAX_CLASSES = 256  # classes with a ratio of their own (the classifier's are far fewer: a bound, not a setting)
 
 
 class Calibration:
@@ -49,5 +50,5 @@ class Calibration:
         expected = decode_tokens / predicted
         ratio = decode_steps / expected
         self._all.update(ratio, expected, 1.0, self.forgetting)
-        if task_class in self._classes or len(self._classes) < 256:
+        if task_class in self._classes or len(self._classes) < MAX_CLASSES:
             self._classes.setdefault(task_class, RatioCell()).update(ratio, expected, 1.0, self.forgetting)

@@ -275,7 +275,8 @@ class Router:
         little = rate * totals[to] / samples if samples and totals[to] else 0.0  # a trial: Little's (the mean lags)
         models = {role: self.learner.step_model(role) for role in ROLES}
         return sm.net_switch_price(left, plan, models, rg.SWITCH_INTERFERENCE, to, max(self._mean_load(group), little),
-                                   gain, self.regime_config.free_drain_s)._replace(arriving_load=little)
+                                   gain, self.regime_config.free_drain_s, self.learner.shared_stall.model(),
+                                   )._replace(arriving_load=little)
 
     def _mix_window(self, group: str, extra: _Recent | None = None) -> tuple[list[MixSample], list[MixKey],
                                                                              dict[MixKey, tuple[float, float, float]]]:

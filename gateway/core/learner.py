@@ -294,7 +294,7 @@ class Learner:
             observed = _clip(observed, own + self._kappa[role] * waits)
             self._interference[role].update(min(max((observed - own) / waits, 0.0), 1.5), f)
             self._kappa[role] = self._shrunk_interference(role)
-        else:
+        elif not (obs.co_runners and obs.load_self > self.config.stall_from_load):  # above: the stall's (`SharedStall`)
             observed = _clip(observed, own)
             self._fit_own_step(role, obs.load_self, observed, bool(obs.co_runners))
         return observed

@@ -165,8 +165,8 @@ def predict_on(c: Candidate, est: Estimates, prompt_tokens: int, tokens_per_step
     co = tuple(CoRunner(est.step_models[role], load, est.interference[role]) for role, load in c.co_runners)
     tps = tokens_per_step if c.role == "speculative" else 1.0
     prefill = est.prefill_s_per_token[c.role]
-    if c.co_runners:  # a pair's GPU: its cost model as it was (the regime prices what the pair shares), saturated
-        stall = est.stall.step_s(c.load + sum(load for _, load in c.co_runners))  # or not (the GPU's whole load)
+    if c.co_runners:  # a pair's GPU: its cost model as it was (the regime prices what the pair shares), and the
+        stall = est.stall.step_s(gpu_load(c))  # prompts each step carries while the GPU is saturated (`Stall`)
         return predict(RequestShape(prompt_tokens, est.output_tokens, tps), c.load, est.step_models[c.role],
                        est.interference[c.role], prefill, co, stall_step_s=stall)
     return predict(RequestShape(prompt_tokens, est.output_tokens, tps), c.load, est.step_models[c.role],

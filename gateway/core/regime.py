@@ -300,7 +300,7 @@ SWITCH_INTERFERENCE: Mapping[Role, float] = {"baseline": 1.0, "speculative": 1.0
 
 def switch_price(left: Sequence[float], models: Mapping[Role, StepModel], interference: Mapping[Role, float],
                  to: Role, arriving_load: float, gain_s: float, *, reprefill_s: float = 0.0,
-                 moved_extra_s: float = 0.0) -> SwitchPrice:
+                 moved_extra_s: float = 0.0, stall: Stall = NO_STALL) -> SwitchPrice:
     """The cost model's price of switching the GPU to `to` now. The leaving server's requests, with `left` seconds
     to go, each stretch by κ_leaving · own_to(L) / own_leaving(its load) while `to` runs its L requests; those
     L requests each stretch by κ_to · own_leaving(mean load while draining) / own_to(L) for the drain (its
@@ -309,7 +309,10 @@ def switch_price(left: Sequence[float], models: Mapping[Role, StepModel], interf
     With live migration (`net_switch_price`; `left` is then only the requests that stay): `reprefill_s`, the summed
     prefill on `to` of the requests that move there, which `to`'s L requests stall through (a bound: chunked prefill
     shares the steps), and `moved_extra_s`, what moving costs the moved requests themselves
-    (`gateway.core.migration.move_extra_s`: their prefill again and their pace on `to`)."""
+    (`gateway.core.migration.move_extra_s`: their prefill again and their pace on `to`). On a GPU saturated by
+    prompts each step of either server also carries `stall` at the GPU's load: the two servers' steps are then alike,
+    and each side's requests wait about a step of the other's for each of their own (c1 of the code burst took a
+    switch at 105 requests priced 218 s without it, against a 902-s gain, and lost ~1,000 s: 1.19x the baseline)."""
     moved_cost = moved_extra_s + (reprefill_s * max(arriving_load, 1.0) if reprefill_s > 0.0 else 0.0)
     if not left:
         return SwitchPrice(0.0, moved_cost, gain_s, arriving_load)
@@ -317,9 +320,11 @@ def switch_price(left: Sequence[float], models: Mapping[Role, StepModel], interf
     if not math.isfinite(arriving_load):  # the arrival rate is not known yet: it may be a flood
         return SwitchPrice(drain, math.inf, gain_s, arriving_load)
     own_leaving, own_to, load_to = models[leaving], models[to], max(arriving_load, 1.0)
-    cost = moved_cost + total * interference[leaving] * own_to.own_s(load_to) / own_leaving.own_s(len(left))
+    x = stall.step_s(len(left) + load_to)
+    step_to = own_to.own_s(load_to) + x
+    cost = moved_cost + total * interference[leaving] * step_to / (own_leaving.own_s(len(left)) + x)
     if drain > 0:
-        cost += load_to * drain * interference[to] * own_leaving.own_s(total / drain) / own_to.own_s(load_to)
+        cost += load_to * drain * interference[to] * (own_leaving.own_s(total / drain) + x) / step_to
     return SwitchPrice(drain, cost, gain_s, arriving_load)
 
 

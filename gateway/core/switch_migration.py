@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from gateway.core.costmodel import Role, StepModel
+from gateway.core.costmodel import NO_STALL, Role, Stall, StepModel
 from gateway.core.regime import SwitchPrice, switch_price
 
 
@@ -24,7 +24,7 @@ NO_MOVES = MovePlan(0, 0.0, 0.0)
 
 def net_switch_price(left: Sequence[float], plan: MovePlan, models: Mapping[Role, StepModel],
                      interference: Mapping[Role, float], to: Role, arriving_load: float, gain_s: float,
-                     free_drain_s: float) -> SwitchPrice:
+                     free_drain_s: float, stall: Stall = NO_STALL) -> SwitchPrice:
     """`switch_price` with live migration: a switch is also free when what would stay after the moves
     (`after_migration`) drains within `free_drain_s` and the moves pay for themselves (the stayers' co-running plus
     what the moved ones cost, their prefill again, which `to`'s requests stall through, and their own slowdown, is
@@ -36,12 +36,12 @@ def net_switch_price(left: Sequence[float], plan: MovePlan, models: Mapping[Role
     requests which then ran 0.3-0.4 s slower on the arriving server. Even so, free switches this rule took cost 10%
     and 24% of a trace inside busy phases (members 45 and 53: priced 0.35 s, measured ~18 s), so the router uses it
     only with SPECGATE_REGIME_MIGRATION_FREE_SWITCH."""
-    whole = switch_price(left, models, interference, to, arriving_load, gain_s)
+    whole = switch_price(left, models, interference, to, arriving_load, gain_s, stall=stall)
     if plan.moved <= 0:
         return whole
     stay = after_migration(left, plan.moved)
     net = switch_price(stay, models, interference, to, arriving_load, gain_s, reprefill_s=plan.reprefill_s,
-                       moved_extra_s=plan.extra_s)
+                       moved_extra_s=plan.extra_s, stall=stall)
     return net if max(stay, default=0.0) <= free_drain_s and net.cost_s < gain_s else whole
 
 

@@ -342,9 +342,11 @@ class Router:
     def _mean_load(self, group: str) -> float:
         return sum(r.load for r in rs) / len(rs) if (rs := self.recent[group]) else 0.0
 
-    def _saturated(self, group: str) -> bool:  # `gateway.core.regime.prefill_bound` at the group's recent mean load
-        models = {role: self.learner.step_model(role) for role in ROLES}
-        return rg.prefill_bound(self.learner.shared_stall.model(), models, self._mean_load(group))
+    def _saturated(self, group: str) -> bool:  # `gateway.core.regime.prefill_bound`: the recent mean load and arrivals
+        lrn, times, models = self.learner, self.arrivals[group], {role: self.learner.step_model(role) for role in ROLES}
+        prompts = sum(r.prompt_tokens for r in self.recent[group]) * lrn.prefill_s_per_token("baseline")
+        span = time.monotonic() - times[0] if len(times) >= RATE_MIN_ARRIVALS else math.inf
+        return rg.prefill_bound(lrn.shared_stall.model(), models, self._mean_load(group), prompts, span)
 
     def _load_of_role(self, group: str, role: Role) -> float:
         now = time.monotonic()

@@ -86,6 +86,15 @@ def test_a_decode_bound_flood_keeps_the_cap_and_copying_little_never_asks_for_sp
     assert not prefill_bound(NO_STALL, MODELS, 40.0)
     small = Stall(0.00002, 16.0)  # 0.5 ms a step at 40 running: less than the speculative step's own 12 ms
     assert not prefill_bound(small, MODELS, 40.0)
+    assert not prefill_bound(NO_STALL, MODELS, 40.0, prompts_s=0.4, span_s=1.0)  # 35/s of ~500-token prompts
+
+
+def test_a_flood_of_prompts_saturates_before_its_first_answer_comes_back() -> None:
+    """c2 of the code burst entered speculation 4 s before its flood; at the flood's onset (64 requests of 2.2k tokens
+    within 1.4 s) no answer had taught the stall yet, and the load cap took the regime out, unpriced: 1.19x."""
+    assert prefill_bound(NO_STALL, MODELS, 40.0, prompts_s=64 * 2240 * 2.5e-5, span_s=1.4)
+    state = RegimeState("speculative", 2.9)
+    assert leave_large_batch(state, 40.0, 8.4, CFG, saturated=True) == state
     creative = [MixSample(2240, 300.0, 1.05, LOAD, 1.05)] * 64
     assert ratio_of(mix_costs(creative, MODELS, PREFILL, 1.0, evidence=True, stall=burst_stall())) < 1.05
 

@@ -175,12 +175,16 @@ def worth_probing(samples: Sequence[MixSample], keys: Sequence[K], hopes: Mappin
     return frozenset(k for k, g in gain.items() if base / max(totals["speculative"] - g, 1e-12) > threshold)
 
 
-def prefill_bound(stall: Stall, models: Mapping[Role, StepModel], load: float) -> bool:
+def prefill_bound(stall: Stall, models: Mapping[Role, StepModel], load: float, prompts_s: float = 0.0,
+                  span_s: float = math.inf) -> bool:
     """Whether a shared GPU at `load` is saturated by prompts: the others' prefill each step carries (`Stall`) is at
-    least the speculative server's own step there. Then the load cap does not hold: what the step models may get wrong
-    above it is the smaller part of a step, and the part they leave out, the same on either server, makes a request
-    cost its steps (the Azure code windows: the n-gram server alone 6% faster, the baseline held by the cap)."""
-    return stall.per_request_s > 0 and stall.step_s(load) >= models["speculative"].own_s(load)
+    least the speculative server's own step there, or, before that is learned (a flood's first answers come back
+    seconds late), the prompts that arrived over the last `span_s` take at least that long to prefill (`prompts_s`).
+    Then the load cap does not hold: what the step models may get wrong above it is the smaller part of a step, and
+    the part they leave out, the same on either server, makes a request cost its steps (the Azure code windows: the
+    n-gram server alone 6% faster, the baseline held by the cap; c2 of the burst entered speculation before its flood,
+    and the cap took it out at the flood's onset, unpriced, before any answer taught the stall: 1.19x)."""
+    return (stall.per_request_s > 0 and stall.step_s(load) >= models["speculative"].own_s(load)) or prompts_s >= span_s
 
 
 def capped_ratio(ratio: float | None, mean_load: float, cfg: RegimeConfig, saturated: bool = False) -> float | None:

@@ -110,8 +110,7 @@ class Router:
         self.recent: dict[str, deque[_Recent]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
         self.group_decisions: dict[str, int] = dict.fromkeys(self.regimes, 0)
-        # groups still in their first decisions, in order, with the requests routed since their last decision
-        self._early: dict[str, int] = dict.fromkeys(self.regimes, 0)
+        self._early: dict[str, int] = dict.fromkeys(self.regimes, 0)  # group in its first decisions -> routed since
         self._fresh_mix: dict[_Recent, tuple[float | None, float | None]] = {}  # a group with no history: its mix
         self.arrivals: dict[str, deque[float]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
@@ -119,6 +118,7 @@ class Router:
         self._turn = 0
         self._regime_views: tuple[dict[str, Role], dict[str, float], dict[str, Role]] | None = None
         self._mixed_at: dict[str, float] = {}  # when each group's mix ratio was last recomputed (monotonic)
+        self._full: dict[str, bool] = {}  # per group: saturated by prompts (`regime.still_saturated`)
         self.view = CandidateView(pool, self.adaptive.exception_load)
         self.fleet = FleetView([b.name for b in pool.backends], prefix_aware=settings.prefix_aware,
                                default_kv_tokens=settings.prefix_default_kv_tokens,
@@ -342,11 +342,14 @@ class Router:
     def _mean_load(self, group: str) -> float:
         return sum(r.load for r in rs) / len(rs) if (rs := self.recent[group]) else 0.0
 
-    def _saturated(self, group: str) -> bool:  # `gateway.core.regime.prefill_bound`: the recent mean load and arrivals
+    def _saturated(self, group: str) -> bool:  # `gateway.core.regime.still_saturated`: the recent load and arrivals
         lrn, times, models = self.learner, self.arrivals[group], {role: self.learner.step_model(role) for role in ROLES}
-        prompts = sum(r.prompt_tokens for r in self.recent[group]) * lrn.prefill_s_per_token("baseline")
+        on = math.isfinite(lrn.shared_stall.from_load)  # SPECGATE_REGIME_SATURATION_STALL
+        prompts = sum(r.prompt_tokens for r in self.recent[group]) * lrn.prefill_s_per_token("baseline") if on else 0.0
         span = time.monotonic() - times[0] if len(times) >= RATE_MIN_ARRIVALS else math.inf
-        return rg.prefill_bound(lrn.shared_stall.model(), models, self._mean_load(group), prompts, span)
+        self._full[group] = rg.still_saturated(self._full.get(group, False), lrn.shared_stall.model(), models,
+                                               self._mean_load(group), prompts, span, self.regime_config)
+        return self._full[group]
 
     def _load_of_role(self, group: str, role: Role) -> float:
         now = time.monotonic()

@@ -151,3 +151,15 @@ def test_a_switch_on_a_saturated_gpu_is_priced_with_its_steps_alike() -> None:
     full = switch_price(left, MODELS, SWITCH_INTERFERENCE, "speculative", 105.0, 902.0, stall=burst_stall())
     assert 0.7 * (sum(left) + 105.0 * 29.0) < full.cost_s < sum(left) + 105.0 * 29.0
     assert plain.cost_s < 0.5 * full.cost_s and full.gain_s < full.cost_s
+
+
+def test_a_gpu_saturated_by_prompts_stays_so_until_its_load_falls_to_the_cap() -> None:
+    """c3 of the code burst: 14 s into its flood, 270 requests queued on the n-gram server, the arrivals had slowed
+    below the GPU's prefill rate and the stall read small: the cap took the regime out, unpriced (1.36x)."""
+    from gateway.core.regime import still_saturated
+
+    flood = (NO_STALL, MODELS)
+    assert still_saturated(False, *flood, 40.0, 64 * 2240 * 2.5e-5, 1.4, CFG)  # the flood's onset
+    assert still_saturated(True, *flood, 190.0, 0.4, 1.0, CFG)  # its queue, arrivals slowed
+    assert not still_saturated(True, *flood, 12.0, 0.4, 1.0, CFG)  # drained to the cap
+    assert not still_saturated(False, *flood, 190.0, 0.4, 1.0, CFG)  # a decode-bound flood never was

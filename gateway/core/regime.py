@@ -187,6 +187,16 @@ def prefill_bound(stall: Stall, models: Mapping[Role, StepModel], load: float, p
     return (stall.per_request_s > 0 and stall.step_s(load) >= models["speculative"].own_s(load)) or prompts_s >= span_s
 
 
+def still_saturated(was: bool, stall: Stall, models: Mapping[Role, StepModel], mean_load: float, prompts_s: float,
+                    span_s: float, cfg: RegimeConfig) -> bool:
+    """A GPU above the load cap is saturated by prompts once `prefill_bound`, and stays so until its load falls back to
+    the cap (`was`: it was at the last reading): the queue of prompts drains only then.
+    c3 of the code burst carried its flood on the n-gram server, and 14 s in, with 270 requests queued there, the
+    arrivals had slowed below the GPU's prefill rate and the stall read off the step models (bent by the prompts of
+    the light phase) was small: the cap took the regime out, unpriced, and the two servers co-ran for 20 s (1.36x)."""
+    return mean_load > cfg.speculation_max_load and (was or prefill_bound(stall, models, mean_load, prompts_s, span_s))
+
+
 def capped_ratio(ratio: float | None, mean_load: float, cfg: RegimeConfig, saturated: bool = False) -> float | None:
     """The mix ratio as the regime may act on it: above `speculation_max_load` requests on the GPU the batch is
     already large (speculation verifies drafts the batch has no room for), so the ratio cannot ask for the

@@ -41,7 +41,7 @@ from gateway.core.migration import (
     stop_strings,
 )
 from gateway.core.protocol import CHAT
-from gateway.core.regime import MovePlan
+from gateway.core.switch_migration import MovePlan
 from gateway.logevents import log_event
 from gateway.metrics import Metrics
 from gateway.relay import TOTAL_TIMEOUT, Outcome, Relay, pump
@@ -157,7 +157,7 @@ class Migrator:
 
     def plan(self, group: str, to: Role) -> MovePlan:
         """What switching `group` to `to` now would move: how many streams, their summed prefill on `to` and what
-        moving costs them (the router prices a switch net of it: `gateway.core.regime.net_switch_price`)."""
+        moving costs them (the router prices a switch net of it: `gateway.core.switch_migration.net_switch_price`)."""
         movers = [(reprefill, extra) for _, worth, reprefill, extra in self._candidates(group, to, time.monotonic())
                   if worth]
         return MovePlan(len(movers), sum(r for r, _ in movers), sum(e for _, e in movers))

@@ -18,6 +18,7 @@ from typing import NamedTuple
 from gateway.backends import Backend, BackendPool
 from gateway.candidates import CandidateView
 from gateway.core import regime as rg
+from gateway.core import switch_migration as sm
 from gateway.core.acceptance_cells import family_of
 from gateway.core.classify import TEMPERATURE_BUCKETS, Features, classify, features, temperature_bucket
 from gateway.core.costmodel import OTHER_ROLE, ROLES, Role
@@ -33,7 +34,7 @@ from gateway.settings import Settings
 
 _log = logging.getLogger("specgate.router")
 MixKey = tuple[str, str, int, bool]  # (class, temperature bucket, max_tokens, whether the client set it)
-MigrationPlan = Callable[[str, Role], rg.MovePlan]  # (group, to) -> what a switch would move (`gateway.migrate`)
+MigrationPlan = Callable[[str, Role], sm.MovePlan]  # (group, to) -> what a switch would move (`gateway.migrate`)
 
 REGIME_EVERY = 8  # decisions of a group between two recomputations of its mix ratio ...
 REGIME_EARLY = 16  # ... after its first decisions, each of which recomputes it first (a switch is cheapest early)
@@ -109,8 +110,7 @@ class Router:
         self.recent: dict[str, deque[_Recent]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
         self.group_decisions: dict[str, int] = dict.fromkeys(self.regimes, 0)
-        # groups still in their first decisions, in order, with the requests routed since their last decision
-        self._early: dict[str, int] = dict.fromkeys(self.regimes, 0)
+        self._early: dict[str, int] = dict.fromkeys(self.regimes, 0)  # group in its first decisions -> routed since
         self._fresh_mix: dict[_Recent, tuple[float | None, float | None]] = {}  # a group with no history: its mix
         self.arrivals: dict[str, deque[float]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
@@ -118,6 +118,7 @@ class Router:
         self._turn = 0
         self._regime_views: tuple[dict[str, Role], dict[str, float], dict[str, Role]] | None = None
         self._mixed_at: dict[str, float] = {}  # when each group's mix ratio was last recomputed (monotonic)
+        self._full: dict[str, bool] = {}  # per group: saturated by prompts (`regime.still_saturated`)
         self.view = CandidateView(pool, self.adaptive.exception_load)
         self.fleet = FleetView([b.name for b in pool.backends], prefix_aware=settings.prefix_aware,
                                default_kv_tokens=settings.prefix_default_kv_tokens,
@@ -151,7 +152,7 @@ class Router:
             step_models={role: lrn.step_model(role) for role in ROLES},
             interference={role: lrn.interference(role) for role in ROLES},
             prefill_s_per_token={role: lrn.prefill_s_per_token(role) for role in ROLES},
-            decode_stall={role: lrn.stall.share(role) for role in ROLES},
+            decode_stall={role: lrn.stall.share(role) for role in ROLES}, stall=lrn.shared_stall.model(),
             speculative_observations=lrn.speculative_observations(task_class, bucket),
             bucket_speculative_observations=lrn.bucket_speculative_observations(bucket),
         )
@@ -174,19 +175,11 @@ class Router:
         cached = self.fleet.cached(view, f.prompt_tokens, [c.name for c in candidates]) if needs_estimates else {}
         family = family_of(view.prefix_blocks)
         inp = PolicyInput(
-            features=f,
-            task_class=task_class,
-            bucket=bucket,
-            candidates=candidates,
+            features=f, task_class=task_class, bucket=bucket, candidates=candidates,
             estimates=self.estimates(f, lclass, bucket, request_id, family) if needs_estimates else None,
-            regimes=regimes,
-            regime_ratios=ratios,
-            regime_pending=pending,
-            probe_worthy=self.probe_worthy,
+            regimes=regimes, regime_ratios=ratios, regime_pending=pending, probe_worthy=self.probe_worthy,
             arrival_rates={g: known_rate(times, now) for g, times in self.arrivals.items()},
-            draw=self._random(),
-            sample_draw=self._random(),
-            turn=self._turn,
+            draw=self._random(), sample_draw=self._random(), turn=self._turn,
             scoring=self.view.scoring(candidates, regimes) if needs_estimates else None,
             cached_tokens=cached, affinity=self.fleet.affinity(session),
         )
@@ -244,17 +237,17 @@ class Router:
         if extra is not None or (n % REGIME_EVERY == 0
                                  and now - self._mixed_at.get(group, -math.inf) >= self.settings.regime_min_interval_s):
             self._mixed_at[group] = now
-            mean_load = self._mean_load(group)
-            ratio, evidence = (rg.capped_ratio(r, mean_load, cfg) for r in self._mix_ratio(group, extra, mean_load))
+            load, sat = self._mean_load(group), self._saturated(group)
+            ratio, evidence = (rg.capped_ratio(r, load, cfg, sat) for r in self._mix_ratio(group, extra, load))
             seen = sum(map(self.learner.bucket_speculative_observations, TEMPERATURE_BUCKETS))  # acceptance answers
             after = rg.next_regime(before, ratio, now, cfg, evidence, seen)
-            after = rg.leave_large_batch(after, mean_load, now, cfg)
+            after = rg.leave_large_batch(after, load, now, cfg, sat)
             after = rg.follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)
         price: SwitchPrice | None = None
         if after.pending is not None:
             horizon = rg.switch_horizon(after, now, cfg)
             price = self.prices[group] = self._price(group, after.pending, horizon, now, routed)
-            after = rg.settle(after, now, price, cfg, self._mean_load(group))
+            after = rg.settle(after, now, price, cfg, self._mean_load(group), self._saturated(group))
         if after != before:
             self.regimes[group] = after
             self._regime_views = None
@@ -272,7 +265,7 @@ class Router:
     def _price(self, group: str, to: Role, horizon: float, now: float, routed: Role | None = None) -> SwitchPrice:
         """The cost model's price of moving the group's GPU to `to` now (`gateway.core.regime.switch_price`)."""
         leaving, rate = OTHER_ROLE[to], known_rate(self.arrivals[group], now)
-        plan = self.migration_plan(group, to) if self.migration_plan is not None else rg.NO_MOVES
+        plan = self.migration_plan(group, to) if self.migration_plan is not None else sm.NO_MOVES
         count = round(self._load_of_role(group, leaving)) + (routed == leaving)
         left = rg.remaining(self.running[group][leaving], count, now)
         totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
@@ -281,8 +274,9 @@ class Router:
         # `to` will carry the group's arrivals times a request's cost there (Little), or its recent mean load if more;
         little = rate * totals[to] / samples if samples and totals[to] else 0.0  # a trial: Little's (the mean lags)
         models = {role: self.learner.step_model(role) for role in ROLES}
-        return rg.net_switch_price(left, plan, models, rg.SWITCH_INTERFERENCE, to, max(self._mean_load(group), little),
-                                   gain, self.regime_config.free_drain_s)._replace(arriving_load=little)
+        return sm.net_switch_price(left, plan, models, rg.SWITCH_INTERFERENCE, to, max(self._mean_load(group), little),
+                                   gain, self.regime_config.free_drain_s, self.learner.shared_stall.model(),
+                                   )._replace(arriving_load=little)
 
     def _mix_window(self, group: str, extra: _Recent | None = None) -> tuple[list[MixSample], list[MixKey],
                                                                              dict[MixKey, tuple[float, float, float]]]:
@@ -330,9 +324,9 @@ class Router:
         samples, keys, known = self._mix_window(group, extra)
         models = {role: lrn.step_model(role) for role in ROLES}
         w, prefill = self.regime_config.externality_weight, {role: lrn.prefill_s_per_token(role) for role in ROLES}
-        totals = rg.mix_costs(samples, models, prefill, w)
+        totals = rg.mix_costs(samples, models, prefill, w, stall=(stall := lrn.shared_stall.model()))
         on, k = self.evidence, self.settings.regime_evidence_recent_requests  # off: evidence = hope
-        measured = rg.mix_costs(samples, models, prefill, w, evidence=on) if on else totals
+        measured = rg.mix_costs(samples, models, prefill, w, evidence=on, stall=stall) if on else totals
         self._totals[group] = (measured, len(samples))  # a switch's gain: on the evidence (a trial's is not priced)
         if self.regimes[group].role == "baseline" and mean_load <= self.regime_config.speculation_max_load:
             hope_sd = self.adaptive.explore_hope_sd
@@ -342,11 +336,20 @@ class Router:
                 models, totals, w, 1.0 + self.regime_config.switch_margin)
         else:  # nothing to gate: no probes go to a speculative regime's GPU, and a large batch gets none anyway
             self.probe_worthy.pop(group, None)
-        ev = rg.evidence_ratio(samples, models, prefill, w, k) if on else None
+        ev = rg.evidence_ratio(samples, models, prefill, w, k, stall) if on else None
         return (rg.ratio_of(totals), ev) if samples else (None, None)
 
     def _mean_load(self, group: str) -> float:
         return sum(r.load for r in rs) / len(rs) if (rs := self.recent[group]) else 0.0
+
+    def _saturated(self, group: str) -> bool:  # `gateway.core.regime.still_saturated`: the recent load and arrivals
+        lrn, times, models = self.learner, self.arrivals[group], {role: self.learner.step_model(role) for role in ROLES}
+        on = math.isfinite(lrn.shared_stall.from_load)  # SPECGATE_REGIME_SATURATION_STALL
+        prompts = sum(r.prompt_tokens for r in self.recent[group]) * lrn.prefill_s_per_token("baseline") if on else 0.0
+        span = time.monotonic() - times[0] if len(times) >= RATE_MIN_ARRIVALS else math.inf
+        self._full[group] = rg.still_saturated(self._full.get(group, False), lrn.shared_stall.model(), models,
+                                               self._mean_load(group), prompts, span, self.regime_config)
+        return self._full[group]
 
     def _load_of_role(self, group: str, role: Role) -> float:
         now = time.monotonic()

@@ -19,18 +19,15 @@ import pytest
 from gateway.bench.kit.inproc import RunningGateway, until
 from gateway.core.costmodel import Role, StepModel
 from gateway.core.regime import (
-    NO_MOVES,
     SWITCH_INTERFERENCE,
-    MovePlan,
     RegimeConfig,
     RegimeState,
     Running,
-    after_migration,
-    net_switch_price,
     next_regime,
     settle,
     switch_price,
 )
+from gateway.core.switch_migration import NO_MOVES, MovePlan, after_migration, net_switch_price
 from gateway.emulator import EmulatedPair
 from gateway.settings import Settings
 from gateway.state import AppState

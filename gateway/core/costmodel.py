@@ -34,6 +34,7 @@ divided by (1 − ρ), ρ the share of a decode that arrivals' prefill took ther
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -51,6 +52,21 @@ class StepModel(NamedTuple):
 
     def own_s(self, load: float) -> float:
         return self.base_s + self.per_request_s * load
+
+
+class Stall(NamedTuple):
+    """A saturated shared GPU: each step, whichever server runs it, also carries `per_request_s` seconds of other
+    requests' prefill per request on the GPU beyond `from_load` (the queue's prompts, chunked into every step;
+    learned by `core.decode_stall.SharedStall`). None below `from_load`, where the step models hold."""
+
+    per_request_s: float = 0.0
+    from_load: float = math.inf
+
+    def step_s(self, load: float) -> float:
+        return self.per_request_s * (load - self.from_load) if load > self.from_load else 0.0
+
+
+NO_STALL = Stall()
 
 
 class CoRunner(NamedTuple):
@@ -93,13 +109,15 @@ def predict(
     queued_prefill_tokens: float = 0.0,
     stall: bool = False,
     decode_stall: float = 0.0,
+    stall_step_s: float = 0.0,
 ) -> Prediction:
     """Predicted TTFT, end-to-end latency and imposed slowdown of one request sent to a server with
     `load_self` requests already running or waiting, `queued_prefill_tokens` of their prompts not yet prefilled
     (ours waits for them), and, with `stall`, our prefill stalling the decode of every request already there;
-    `decode_stall`: the share of its decode that prompts arriving during it will take (`core.decode_stall`)."""
+    `decode_stall`: the share of its decode that prompts arriving during it will take (`core.decode_stall`);
+    `stall_step_s`: a saturated shared GPU's prefill in each of its steps (`Stall`)."""
     ls = load_self
-    step = step_s(model_self, ls + 1, co_runners, interference_self)
+    step = step_s(model_self, ls + 1, co_runners, interference_self) + stall_step_s
     steps = max(shape.output_tokens - 1.0, 0.0) / max(shape.tokens_per_step, 1.0)
     prefill = prefill_s_per_token * shape.prompt_tokens
     ttft = prefill_s_per_token * max(queued_prefill_tokens, 0.0) + prefill + step

@@ -25,10 +25,10 @@ from dataclasses import dataclass, fields
 
 from gateway.core.acceptance_cells import MAX_RESPONSE_WEIGHT, acceptance_rate, decode_tokens_per_step
 from gateway.core.costmodel import OTHER_ROLE, ROLES, CoRunner, Role, StepModel, step_s
-from gateway.core.decode_stall import DecodeStall
+from gateway.core.decode_stall import DecodeStall, SharedStall
 from gateway.core.ewma import Ewma as Ewma  # re-exported: learner_state reads and writes it
+from gateway.core.observation import Observation as Observation  # re-exported: the gateway builds them
 from gateway.core.per_request import PerRequest
-from gateway.core.records import record
 from gateway.core.stepfit import StepFit, tied_models
 
 PREFILL_SHARE_MAX = 0.5  # of a decode, the most that other requests' prefill may be said to have taken
@@ -55,34 +55,7 @@ class LearnerConfig:
     prior_sampled_scale: float = 1.0  # the prior's gain over 1 token a step, and its spread, in the "high" bucket
     base_tie: float = 0.5  # the same for the step at batch 1 (host time, which differs by model: see stepfit)
     acceptance_by_kind: bool = False  # per-request acceptance cells by copy kind first (`core.acceptance_cells`)
-
-
-@record
-class Observation:
-    """One finished request, as the gateway saw it."""
-
-    role: Role
-    task_class: str
-    bucket: str
-    prompt_tokens: int
-    completion_tokens: int
-    steps: int | None  # content chunks of a streamed response; None when not streamed
-    ttft_s: float
-    e2e_s: float
-    load_self: float  # running + waiting on its server when it started, itself included
-    co_runners: tuple[tuple[Role, float], ...] = ()  # the other servers on its GPU: (role, load)
-    max_tokens: int | None = None  # as the client set it
-    warmup: bool = False  # among its backend's first requests: timing not representative
-    # uncached prompt tokens sent to its server after it (to a co-runner: after its first chunk), before its end
-    prefill_during_decode: int = 0
-    prefills_during_decode: int = 0  # the prompts those tokens came in (0: not known)
-    structured: bool = False  # `core.per_request`: structured output asked for
-    cached_tokens: int = 0  # prefix caching: prompt tokens likely cached (not prefilled)
-    family: int | None = None  # its prompt's family (`core.acceptance_cells.family_of`)
-    temperature: float = 0.0
-    queued_prefill_tokens: float = 0.0  # others' prompt tokens priced as queued ahead of it (`Decision.queued_tokens`)
-    copy_kind: str = "new"  # what its answer may copy (`classify.Features.copy_kind`): keys acceptance cells
-    predicted_tokens_per_step: float | None = None  # the raw per-request estimate it was routed on (`calibration`)
+    stall_from_load: float = math.inf  # a shared GPU's saturated steps (`SharedStall`) above this load (inf: off)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +98,7 @@ class Learner:
         self.per_request = PerRequest(config.prior_output_tokens, config.forgetting,
                                       config.num_speculative_tokens + 1.0, config.acceptance_by_kind)
         self.stall = DecodeStall(config.forgetting)  # others' prefill inside a decode, on a GPU of its own
+        self.shared_stall = SharedStall(config.forgetting, config.stall_from_load)  # ... on a saturated shared GPU
 
     # --- estimates used on the decision path (cheap lookups)
     def step_model(self, role: Role) -> StepModel:
@@ -233,8 +207,11 @@ class Learner:
         if steps is not None and steps >= 3 and obs.e2e_s > obs.ttft_s:
             net = self._decode_s(obs)
             step = self._observe_step(obs, net / (steps - 1))
+            decode = obs.e2e_s - obs.ttft_s
             if not obs.co_runners:  # what it netted out, the prediction adds back (`core.decode_stall`)
-                self.stall.observe(obs.role, obs.e2e_s - obs.ttft_s, obs.e2e_s - obs.ttft_s - net)
+                self.stall.observe(obs.role, decode, decode - net)
+            elif not any(load > 0 for _, load in obs.co_runners):  # a pair, the other idle: what the model leaves
+                self.shared_stall.observe(decode, steps - 1, obs.load_self, self._models[obs.role].own_s(obs.load_self))
         if (obs.prompt_tokens - obs.cached_tokens >= 64
                 and obs.load_self + sum(load for _, load in obs.co_runners) <= PREFILL_QUIET_LOAD):
             self._observe_prefill(obs, step)
@@ -317,7 +294,7 @@ class Learner:
             observed = _clip(observed, own + self._kappa[role] * waits)
             self._interference[role].update(min(max((observed - own) / waits, 0.0), 1.5), f)
             self._kappa[role] = self._shrunk_interference(role)
-        else:
+        elif not (obs.co_runners and obs.load_self > self.config.stall_from_load):  # above: the stall's (`SharedStall`)
             observed = _clip(observed, own)
             self._fit_own_step(role, obs.load_self, observed, bool(obs.co_runners))
         return observed
@@ -382,6 +359,7 @@ class Learner:
             "prefill_marginal_s_per_token": {role: self._prefill_marginal_s(role) for role in ROLES},
             "interference": {role: self.interference(role) for role in ROLES},
             "decode_stall_share": {role: self.stall.share(role) for role in ROLES},
+            "shared_stall_s_per_request": self.shared_stall.per_request_s(),
             **self.per_request.state(),
             "classes": {f"{c}/{b}": _asdict(est) for (c, b), est in self.class_estimates().items()},
         }

@@ -25,7 +25,7 @@ from gateway.core.candidate import Candidate as Candidate  # re-exported: the po
 from gateway.core.candidate import gpu_load, queued_prefill_tokens
 from gateway.core.candidate import scoring_candidates as scoring_candidates
 from gateway.core.classify import Features
-from gateway.core.costmodel import CoRunner, Prediction, RequestShape, Role, StepModel, predict
+from gateway.core.costmodel import NO_STALL, CoRunner, Prediction, RequestShape, Role, Stall, StepModel, predict
 from gateway.core.domain import Reason
 from gateway.core.records import record
 
@@ -79,6 +79,7 @@ class Estimates:
     tokens_per_step_source: str = ""  # the acceptance cells `tokens_per_step` came from (`AcceptanceCells.explained`)
     tokens_per_step_raw: float | None = None  # before `calibration` (None: not from the cells, e.g. the oracle's)
     decode_stall: Mapping[Role, float] = field(default_factory=dict)  # a fleet server's decode share (`decode_stall`)
+    stall: Stall = NO_STALL  # a saturated shared GPU's prefill in every step (`costmodel.Stall`)
 
 
 @record
@@ -164,9 +165,10 @@ def predict_on(c: Candidate, est: Estimates, prompt_tokens: int, tokens_per_step
     co = tuple(CoRunner(est.step_models[role], load, est.interference[role]) for role, load in c.co_runners)
     tps = tokens_per_step if c.role == "speculative" else 1.0
     prefill = est.prefill_s_per_token[c.role]
-    if c.co_runners:  # a pair's GPU: its cost model as it was (the regime prices what the pair shares)
+    if c.co_runners:  # a pair's GPU: its cost model as it was (the regime prices what the pair shares), and the
+        stall = est.stall.step_s(gpu_load(c))  # prompts each step carries while the GPU is saturated (`Stall`)
         return predict(RequestShape(prompt_tokens, est.output_tokens, tps), c.load, est.step_models[c.role],
-                       est.interference[c.role], prefill, co)
+                       est.interference[c.role], prefill, co, stall_step_s=stall)
     return predict(RequestShape(prompt_tokens, est.output_tokens, tps), c.load, est.step_models[c.role],
                    est.interference[c.role], prefill, co, queued_prefill_tokens(c.queued, prefill), stall=True,
                    decode_stall=est.decode_stall.get(c.role, 0.0))

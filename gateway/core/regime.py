@@ -27,7 +27,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple, TypeVar
 
-from gateway.core.costmodel import OTHER_ROLE, Role, StepModel
+from gateway.core.costmodel import NO_STALL, OTHER_ROLE, Role, Stall, StepModel
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +72,11 @@ class MixSample(NamedTuple):
 
 
 def mix_ratio(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
-              externality_weight: float) -> float | None:
+              externality_weight: float, stall: Stall = NO_STALL) -> float | None:
     """Σ cost with the baseline alone / Σ cost with the speculative server alone (> 1: speculation pays)."""
     if not samples:
         return None
-    return ratio_of(mix_costs(samples, models, prefill, externality_weight))
+    return ratio_of(mix_costs(samples, models, prefill, externality_weight, stall=stall))
 
 
 def ratio_of(totals: Mapping[Role, float]) -> float:
@@ -85,13 +85,15 @@ def ratio_of(totals: Mapping[Role, float]) -> float:
 
 
 def mix_costs(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
-              externality_weight: float, *, evidence: bool = False) -> dict[Role, float]:
+              externality_weight: float, *, evidence: bool = False, stall: Stall = NO_STALL) -> dict[Role, float]:
     """Σ predicted cost of the samples with each role alone carrying them (no co-runners): per sample,
-    `predict(...).cost(w)` = prefill · P + (steps + 1) · (base + per_request · (L + 1) + w · per_request · L),
-    with steps = (O − 1) / T. That is linear in P, in (steps + 1) and in (steps + 1) · L, so the loop only sums
-    those and the models enter once (the regime recomputes this over its whole window every few decisions).
-    With `evidence`, each sample at its mean tokens per step (no optimism)."""
-    prompts = base_steps = base_steps_load = spec_steps = spec_steps_load = 0.0
+    `predict(...).cost(w)` = prefill · P + (steps + 1) · (base + per_request · (L + 1) + w · per_request · L + X),
+    with steps = (O − 1) / T and X = `stall.step_s(L)`, the others' prefill each step carries on a saturated GPU,
+    the same on either server (so there a request costs its steps). That is linear in P, in (steps + 1), in
+    (steps + 1) · L and in (steps + 1) · X, so the loop only sums those and the models enter once (the regime
+    recomputes this over its whole window every few decisions). With `evidence`, each sample at its mean tokens per
+    step (no optimism)."""
+    prompts = base_steps = base_steps_load = spec_steps = spec_steps_load = base_stall = spec_stall = 0.0
     for s in samples:
         load = s.load
         rest = s.output_tokens - 1.0 if s.output_tokens > 1.0 else 0.0
@@ -103,26 +105,30 @@ def mix_costs(samples: Sequence[MixSample], models: Mapping[Role, StepModel], pr
         spec = rest / tps + 1.0
         spec_steps += spec
         spec_steps_load += spec * load
-    def total(role: Role, steps: float, steps_load: float) -> float:
+        if load > stall.from_load:
+            x = stall.step_s(load)
+            base_stall, spec_stall = base_stall + (rest + 1.0) * x, spec_stall + spec * x
+    def total(role: Role, steps: float, steps_load: float, stalled: float) -> float:
         m = models[role]
         return prefill[role] * prompts + (m.base_s + m.per_request_s) * steps \
-            + m.per_request_s * (1.0 + externality_weight) * steps_load
+            + m.per_request_s * (1.0 + externality_weight) * steps_load + stalled
 
-    return {"baseline": total("baseline", base_steps, base_steps_load),
-            "speculative": total("speculative", spec_steps, spec_steps_load)}
+    return {"baseline": total("baseline", base_steps, base_steps_load, base_stall),
+            "speculative": total("speculative", spec_steps, spec_steps_load, spec_stall)}
 
 
 def evidence_ratio(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
-                   externality_weight: float, recent: int) -> float:
+                   externality_weight: float, recent: int, stall: Stall = NO_STALL) -> float:
     """The mix ratio at the evidence, the lower of the whole window's and its last `recent` requests': the window
     (64 requests) spans 14 s at 4.5 requests/s and the whole of a light trace, so a phase whose mix favours the
     baseline showed in it 10 s late (members 6 and 10 of the family: 1.04x and 1.08x, the loss all after the phase
     change). The lower of the two is conservative toward the baseline, whose cost does not hang on an acceptance
     estimate: speculation must pay on both the window and its recent requests to be asked for, or to stay."""
-    whole = ratio_of(mix_costs(samples, models, prefill, externality_weight, evidence=True))
+    whole = ratio_of(mix_costs(samples, models, prefill, externality_weight, evidence=True, stall=stall))
     if recent <= 0 or len(samples) <= recent:
         return whole
-    return min(whole, ratio_of(mix_costs(samples[-recent:], models, prefill, externality_weight, evidence=True)))
+    last = mix_costs(samples[-recent:], models, prefill, externality_weight, evidence=True, stall=stall)
+    return min(whole, ratio_of(last))
 
 
 K = TypeVar("K", bound=Hashable)
@@ -169,24 +175,47 @@ def worth_probing(samples: Sequence[MixSample], keys: Sequence[K], hopes: Mappin
     return frozenset(k for k, g in gain.items() if base / max(totals["speculative"] - g, 1e-12) > threshold)
 
 
-def capped_ratio(ratio: float | None, mean_load: float, cfg: RegimeConfig) -> float | None:
+def prefill_bound(stall: Stall, models: Mapping[Role, StepModel], load: float, prompts_s: float = 0.0,
+                  span_s: float = math.inf) -> bool:
+    """Whether a shared GPU at `load` is saturated by prompts: the others' prefill each step carries (`Stall`) is at
+    least the speculative server's own step there, or, before that is learned (a flood's first answers come back
+    seconds late), the prompts that arrived over the last `span_s` take at least that long to prefill (`prompts_s`).
+    Then the load cap does not hold: what the step models may get wrong above it is the smaller part of a step, and
+    the part they leave out, the same on either server, makes a request cost its steps (the Azure code windows: the
+    n-gram server alone 6% faster, the baseline held by the cap; c2 of the burst entered speculation before its flood,
+    and the cap took it out at the flood's onset, unpriced, before any answer taught the stall: 1.19x)."""
+    return (stall.per_request_s > 0 and stall.step_s(load) >= models["speculative"].own_s(load)) or prompts_s >= span_s
+
+
+def still_saturated(was: bool, stall: Stall, models: Mapping[Role, StepModel], mean_load: float, prompts_s: float,
+                    span_s: float, cfg: RegimeConfig) -> bool:
+    """A GPU above the load cap is saturated by prompts once `prefill_bound`, and stays so until its load falls back to
+    the cap (`was`: it was at the last reading): the queue of prompts drains only then.
+    c3 of the code burst carried its flood on the n-gram server, and 14 s in, with 270 requests queued there, the
+    arrivals had slowed below the GPU's prefill rate and the stall read off the step models (bent by the prompts of
+    the light phase) was small: the cap took the regime out, unpriced, and the two servers co-ran for 20 s (1.36x)."""
+    return mean_load > cfg.speculation_max_load and (was or prefill_bound(stall, models, mean_load, prompts_s, span_s))
+
+
+def capped_ratio(ratio: float | None, mean_load: float, cfg: RegimeConfig, saturated: bool = False) -> float | None:
     """The mix ratio as the regime may act on it: above `speculation_max_load` requests on the GPU the batch is
     already large (speculation verifies drafts the batch has no room for), so the ratio cannot ask for the
     speculative server (`leave_large_batch` takes a speculative regime out at once). The step models
     are least reliable there (prefill chunks of a busy queue run inside the steps, and both roles' fits drifted
     on mixed-high: the regime went speculative at 40 requests running and cost 1.9x). vLLM's V0 engine had the
-    same guard as `--speculative-disable-by-batch-size`."""
-    if ratio is None or mean_load <= cfg.speculation_max_load:
+    same guard as `--speculative-disable-by-batch-size`. Not while the GPU is `saturated` (`prefill_bound`)."""
+    if ratio is None or mean_load <= cfg.speculation_max_load or saturated:
         return ratio
     return min(ratio, 1.0 / (1.0 + cfg.switch_margin) - 1e-9)
 
 
-def leave_large_batch(state: RegimeState, mean_load: float, now: float, cfg: RegimeConfig) -> RegimeState:
+def leave_large_batch(state: RegimeState, mean_load: float, now: float, cfg: RegimeConfig, saturated: bool = False,
+                      ) -> RegimeState:
     """A speculative regime under a load above `speculation_max_load` leaves at once: waiting for a lull that
     sustained load never brings kept 78 more requests on the n-gram server at c = 48 (an emulated replay of the
     H200 run: 1.9 s against 1.4 s all-baseline). The one switch that is not priced: above the cap the step models
-    are not trusted to price it."""
-    if state.role != "speculative" or mean_load <= cfg.speculation_max_load:
+    are not trusted to price it. Not while the GPU is `saturated` by prompts (`prefill_bound`): the mix decides."""
+    if state.role != "speculative" or mean_load <= cfg.speculation_max_load or saturated:
         return state
     return RegimeState("baseline", now, state.ratio, state.switches + 1)
 
@@ -285,7 +314,7 @@ SWITCH_INTERFERENCE: Mapping[Role, float] = {"baseline": 1.0, "speculative": 1.0
 
 def switch_price(left: Sequence[float], models: Mapping[Role, StepModel], interference: Mapping[Role, float],
                  to: Role, arriving_load: float, gain_s: float, *, reprefill_s: float = 0.0,
-                 moved_extra_s: float = 0.0) -> SwitchPrice:
+                 moved_extra_s: float = 0.0, stall: Stall = NO_STALL) -> SwitchPrice:
     """The cost model's price of switching the GPU to `to` now. The leaving server's requests, with `left` seconds
     to go, each stretch by κ_leaving · own_to(L) / own_leaving(its load) while `to` runs its L requests; those
     L requests each stretch by κ_to · own_leaving(mean load while draining) / own_to(L) for the drain (its
@@ -294,7 +323,10 @@ def switch_price(left: Sequence[float], models: Mapping[Role, StepModel], interf
     With live migration (`net_switch_price`; `left` is then only the requests that stay): `reprefill_s`, the summed
     prefill on `to` of the requests that move there, which `to`'s L requests stall through (a bound: chunked prefill
     shares the steps), and `moved_extra_s`, what moving costs the moved requests themselves
-    (`gateway.core.migration.move_extra_s`: their prefill again and their pace on `to`)."""
+    (`gateway.core.migration.move_extra_s`: their prefill again and their pace on `to`). On a GPU saturated by
+    prompts each step of either server also carries `stall` at the GPU's load: the two servers' steps are then alike,
+    and each side's requests wait about a step of the other's for each of their own (c1 of the code burst took a
+    switch at 105 requests priced 218 s without it, against a 902-s gain, and lost ~1,000 s: 1.19x the baseline)."""
     moved_cost = moved_extra_s + (reprefill_s * max(arriving_load, 1.0) if reprefill_s > 0.0 else 0.0)
     if not left:
         return SwitchPrice(0.0, moved_cost, gain_s, arriving_load)
@@ -302,59 +334,16 @@ def switch_price(left: Sequence[float], models: Mapping[Role, StepModel], interf
     if not math.isfinite(arriving_load):  # the arrival rate is not known yet: it may be a flood
         return SwitchPrice(drain, math.inf, gain_s, arriving_load)
     own_leaving, own_to, load_to = models[leaving], models[to], max(arriving_load, 1.0)
-    cost = moved_cost + total * interference[leaving] * own_to.own_s(load_to) / own_leaving.own_s(len(left))
+    x = stall.step_s(len(left) + load_to)
+    step_to = own_to.own_s(load_to) + x
+    cost = moved_cost + total * interference[leaving] * step_to / (own_leaving.own_s(len(left)) + x)
     if drain > 0:
-        cost += load_to * drain * interference[to] * own_leaving.own_s(total / drain) / own_to.own_s(load_to)
+        cost += load_to * drain * interference[to] * (own_leaving.own_s(total / drain) + x) / step_to
     return SwitchPrice(drain, cost, gain_s, arriving_load)
 
 
-class MovePlan(NamedTuple):
-    """What live migration would move on a switch now (`gateway.migrate.Migrator.plan`)."""
-
-    moved: int  # running requests it would move
-    reprefill_s: float  # their summed prefill again on the arriving server
-    extra_s: float  # what moving costs them (`gateway.core.migration.move_extra_s`), summed
-
-
-NO_MOVES = MovePlan(0, 0.0, 0.0)
-
-
-def net_switch_price(left: Sequence[float], plan: MovePlan, models: Mapping[Role, StepModel],
-                     interference: Mapping[Role, float], to: Role, arriving_load: float, gain_s: float,
-                     free_drain_s: float) -> SwitchPrice:
-    """`switch_price` with live migration: a switch is also free when what would stay after the moves
-    (`after_migration`) drains within `free_drain_s` and the moves pay for themselves (the stayers' co-running plus
-    what the moved ones cost, their prefill again, which `to`'s requests stall through, and their own slowdown, is
-    below the gain); that net price is returned then. Otherwise the whole price, as without migration: a paid switch
-    must pay with every running request co-running (migration then only makes it cheaper than priced). Seen with
-    the net price used for paid switches too: on a generated trace (family member 42) a switch 5 decisions in,
-    priced at 0.97 s net against a gain of 1.67 s, co-ran with 1 s of structured requests that cannot move and cost
-    ~3 s; and a net price with only the stayers' drain as drain (bursty) took a switch as free that moved two
-    requests which then ran 0.3-0.4 s slower on the arriving server. Even so, free switches this rule took cost 10%
-    and 24% of a trace inside busy phases (members 45 and 53: priced 0.35 s, measured ~18 s), so the router uses it
-    only with SPECGATE_REGIME_MIGRATION_FREE_SWITCH."""
-    whole = switch_price(left, models, interference, to, arriving_load, gain_s)
-    if plan.moved <= 0:
-        return whole
-    stay = after_migration(left, plan.moved)
-    net = switch_price(stay, models, interference, to, arriving_load, gain_s, reprefill_s=plan.reprefill_s,
-                       moved_extra_s=plan.extra_s)
-    return net if max(stay, default=0.0) <= free_drain_s and net.cost_s < gain_s else whole
-
-
-def after_migration(left: Sequence[float], moved: int) -> list[float]:
-    """The leaving server's requests that stay when live migration moves `moved` of them (`SPECGATE_MIGRATION`):
-    `left` less its `moved` longest (the movers are the long ones: a request moves when it ends sooner moved than
-    left to co-run, `gateway.core.migration.moving_pays`; requests that cannot move are not counted in `moved`).
-    With migration, a switch co-runs the two servers only while these drain, and the price of the others is what
-    moving costs (`net_switch_price`)."""
-    if moved <= 0:
-        return list(left)
-    return sorted(left)[:max(len(left) - moved, 0)]
-
-
 def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig, mean_load: float = 0.0,
-           ) -> RegimeState:
+           saturated: bool = False) -> RegimeState:
     """Take a pending switch when it is (nearly) free (the leaving server drains within `free_drain_s`, and the gain
     covers its priced co-running: bursty with the shadow on took a 0.26-s drain priced 1.99 s against a 0.42-s gain
     into a burst, and its next 60 requests ran 10-18% slower than the static server) or when its gain exceeds its
@@ -363,7 +352,7 @@ def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig
     an idle GPU (nothing running on the leaving server) and while the load it commits is at most `trial_max_load`:
     neither paid by its hoped gain nor on a short drain (a real H100 pair took one 4 decisions in, paid, and later
     one on a drain predicted 0.16 s that ran ~1 s; each made the light phase 1.13-1.17x either server alone)."""
-    if state.pending is None or _over_the_cap(state.pending, mean_load, price.arriving_load, cfg):
+    if state.pending is None or (not saturated and _over_the_cap(state.pending, mean_load, price.arriving_load, cfg)):
         return state
     if state.pending_trial:  # a bet on hope alone: only where nothing runs to co-run with it, there or back
         light = price.arriving_load <= cfg.trial_max_load or not math.isfinite(price.arriving_load)
@@ -381,7 +370,8 @@ def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig
 
 def _over_the_cap(to: Role, mean_load: float, arriving_load: float, cfg: RegimeConfig) -> bool:
     """Speculation is not entered at a load (the GPU's recent mean, or Little's for the arriving server if more and
-    known) at which `leave_large_batch` would leave it at once: member 132 of the family did, 1.46x over the trace."""
+    known) at which `leave_large_batch` would leave it at once: member 132 of the family did, 1.46x over the trace
+    (`settle`'s `saturated`: not on a GPU saturated by prompts, where that rule does not leave it either)."""
     arriving = arriving_load if math.isfinite(arriving_load) else 0.0
     return to == "speculative" and max(mean_load, arriving) > cfg.speculation_max_load
 

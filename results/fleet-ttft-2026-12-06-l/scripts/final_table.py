@@ -19,8 +19,8 @@ for tag in sys.argv[2:]:
     seed0 = int(d['command'].split('--seed ')[1].split()[0]) if '--seed ' in d['command'] else 1
     for pol, v in d['policies'].items():
         reqs = v['requests']
-        for rp in sorted({r['repeat'] for r in reqs}):
-            rr = [r for r in reqs if r['repeat'] == rp]
+        for rp in sorted({r.get('repeat', 1) for r in reqs}):
+            rr = [r for r in reqs if r.get('repeat', 1) == rp]
             ok = [r for r in rr if r['status'] == '200']
             em = v['emulator'][rp - 1] if 'emulator' in v else {}
             print(f"| {tag} | {pol} | {seed0 + rp - 1} | {st.mean(r['ttft_s'] for r in ok):.4f} | {st.mean(r['e2e_s'] for r in ok):.4f} | {hit(em):.3f} | {sum(r['backend']=='speculative' for r in ok)/len(ok):.2f} | {len(rr)-len(ok)} |")

@@ -107,7 +107,10 @@ class Settings(BaseSettings):
     random_seed: int | None = Field(None, description="seed of the exploration draws (for reproducible runs)")
     externality_weight: float = Field(1.0, ge=0.0, description="weight of the delay a request imposes on others")
     ttft_weight: float = Field(0.0, ge=0.0, description="time to first token counted this much again in the "
-                               "adaptive policy's cost, beyond its share of e2e (0: e2e alone)")
+                               "adaptive policy's cost, beyond its share of e2e (0: e2e alone), where a GPU is shared "
+                               "by a pair")
+    fleet_ttft_weight: float = Field(0.5, ge=0.0, description="the same on a fleet whose servers all have GPUs of "
+                                     "their own")
     forgetting: float = Field(0.98, gt=0.5, le=1.0, description="per-observation decay of learned estimates")
     acceptance_copy_kinds: bool = Field(True, description="per-request tokens per step learned by what the request's ask does with the text it pastes (edit / ref / new: `classify.copy_kind`) before its class, temperature and prompt length (`core.acceptance_cells`); off: by class, temperature, then whether it pastes text (as before)")
     num_speculative_tokens: int = Field(4, ge=1, description="γ configured on the speculative server")
@@ -296,7 +299,8 @@ class Settings(BaseSettings):
             explore_unmeasured_rate=self.explore_unmeasured_rate, externality_weight=self.externality_weight,
             exception_load=self.regime_exception_load, exception_margin=self.regime_exception_margin,
             exception_arrivals=self.regime_exception_arrivals, probe_max_load=self.regime_speculation_max_load,
-            thompson=self.thompson_sampling, affinity_tie=self.session_affinity_tie, ttft_weight=self.ttft_weight)
+            thompson=self.thompson_sampling, affinity_tie=self.session_affinity_tie, ttft_weight=self.ttft_weight,
+            fleet_ttft_weight=self.fleet_ttft_weight)
 
     def shadow_lookup_on(self, shared_gpu: bool) -> bool:
         """Whether responses are replayed through the n-gram lookup (`shared_gpu`: a baseline and an n-gram server

@@ -21,6 +21,8 @@ from gateway.core.policy import (
     PolicyInput,
     PolicyName,
     decide,
+    for_candidates,
+    objective,
     predict_on,
     scoring_candidates,
 )
@@ -476,9 +478,9 @@ def test_scoring_only_the_candidates_that_can_win_changes_no_decision(
     assume(len({c.role for c in eligible}) == 2)
     chosen = next(c for c in cands if c.name == d.backend)
     same_role = [c for c in eligible if c.role == chosen.role]
-    w = ADAPTIVE.externality_weight
-    best = min(predict_on(c, est, f.prompt_tokens, tps).cost(w) for c in same_role)  # type: ignore[attr-defined]
-    assert predict_on(chosen, est, f.prompt_tokens, tps).cost(w) == pytest.approx(best)  # type: ignore[attr-defined]
+    cfg = for_candidates(ADAPTIVE, cands)  # on a fleet of own GPUs the objective weighs TTFT (`fleet_ttft_weight`)
+    best = min(objective(predict_on(c, est, f.prompt_tokens, tps), cfg) for c in same_role)  # type: ignore[attr-defined]
+    assert objective(predict_on(chosen, est, f.prompt_tokens, tps), cfg) == pytest.approx(best)  # type: ignore[attr-defined]
     # the router passes the pruned candidates it computed for the same candidates and regimes: the same decision
     given = dataclasses.replace(inp, scoring=scoring_candidates(inp.candidates, inp.regimes, ADAPTIVE.exception_load))
     for policy in ("clairvoyant", "adaptive"):

@@ -129,16 +129,19 @@ def test_long_prompts_balance_prefill_tokens_not_request_counts() -> None:
 
 
 def test_a_ttft_weight_moves_a_short_prompt_off_a_queue_it_would_decode_faster_behind() -> None:
-    """`ttft_weight` (off by default) counts the first token again: a short prompt behind another's 13k-token prefill
-    (0.33 s) on a quiet server, or on an idle-queued server 18 requests busier (slower steps, dearer to join). By
-    e2e the queue wins; with TTFT counted twice the busy server does."""
+    """`fleet_ttft_weight` (`ttft_weight` where a GPU is shared) counts the first token again: a short prompt behind
+    another's 13k-token prefill (0.33 s) on a quiet server, or on an idle-queued server 18 requests busier (slower
+    steps, dearer to join). By e2e the queue wins; with TTFT counted twice the busy server does. On a fleet the
+    shared-GPU weight does nothing."""
     fleet = (Candidate("baseline-0", "baseline", "g0", 1.0, (), ((0.0, 13000),)),
              Candidate("baseline-1", "baseline", "g1", 18.0, ()))
-    assert CFG.ttft_weight == 0.0
+    assert CFG.ttft_weight == 0.0 and CFG.fleet_ttft_weight == 0.0
     d = decide("adaptive", _input(200, fleet), RULES, CFG)
     assert d is not None and d.backend == "baseline-0"
-    d = decide("adaptive", _input(200, fleet), RULES, dataclasses.replace(CFG, ttft_weight=1.0))
+    d = decide("adaptive", _input(200, fleet), RULES, dataclasses.replace(CFG, fleet_ttft_weight=1.0))
     assert d is not None and d.backend == "baseline-1"
+    d = decide("adaptive", _input(200, fleet), RULES, dataclasses.replace(CFG, ttft_weight=1.0))
+    assert d is not None and d.backend == "baseline-0"
 
 
 def test_the_decision_says_how_much_prefill_it_priced_ahead_of_the_request() -> None:

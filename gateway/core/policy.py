@@ -62,6 +62,7 @@ class AdaptiveConfig:
     explore_hope_sd: float = 2.0  # probe only if speculation wins at the acceptance this many sd above its mean
     affinity_tie: float = 0.02  # a session's last backend wins a role's choice within this share of the cheapest
     ttft_weight: float = 0.0  # time to first token counted this much again, beyond its share of e2e (`objective`)
+    fleet_ttft_weight: float = 0.0  # ... instead, where no candidate shares a GPU (`for_candidates`)
 
 
 @record
@@ -172,6 +173,27 @@ def predict_on(c: Candidate, est: Estimates, prompt_tokens: int, tokens_per_step
     return predict(RequestShape(prompt_tokens, est.output_tokens, tps), c.load, est.step_models[c.role],
                    est.interference[c.role], prefill, co, queued_prefill_tokens(c.queued, prefill), stall=True,
                    decode_stall=est.decode_stall.get(c.role, 0.0))
+
+
+_FLEET: dict[AdaptiveConfig, AdaptiveConfig] = {}  # each config's fleet variant, made once
+
+
+def _fleet(cfg: AdaptiveConfig) -> AdaptiveConfig:
+    fleet = _FLEET.get(cfg)
+    if fleet is None:
+        if len(_FLEET) > 16:  # a config per settings object: a few in a process, more only in tests
+            _FLEET.clear()
+        fleet = _FLEET[cfg] = replace(cfg, ttft_weight=cfg.fleet_ttft_weight)
+    return fleet
+
+
+def for_candidates(cfg: AdaptiveConfig, candidates: Sequence[Candidate]) -> AdaptiveConfig:
+    """The config a decision among `candidates` uses: on a fleet whose servers all have GPUs of their own, TTFT
+    weighs `fleet_ttft_weight`; where any shares a GPU, `ttft_weight` (a pair's regime decides most of its requests,
+    and one objective compares all candidates). Why a fleet weighs it: results/fleet-ttft-2026-12-06-l."""
+    if cfg.fleet_ttft_weight == cfg.ttft_weight or any(c.co_runners for c in candidates):
+        return cfg
+    return _fleet(cfg)
 
 
 def objective(p: Prediction, cfg: AdaptiveConfig) -> float:
@@ -345,6 +367,7 @@ def decide(policy: PolicyName, inp: PolicyInput, rules: RulesConfig, adaptive: A
     """The routing decision, or None when no backend is available."""
     if not inp.candidates:
         return None
+    adaptive = for_candidates(adaptive, inp.candidates)
     forced = constrained(inp)
     if forced is not None:
         cost_based = policy in ("adaptive", "clairvoyant") and forced.reason != "n_gt_1"

@@ -38,8 +38,7 @@ MigrationPlan = Callable[[str, Role], sm.MovePlan]  # (group, to) -> what a swit
 
 REGIME_EVERY = 8  # decisions of a group between two recomputations of its mix ratio ...
 REGIME_EARLY = 16  # ... after its first decisions, each of which recomputes it first (a switch is cheapest early)
-# ... and at most every `regime_min_interval_s`: recomputing the mix (up to `regime_window_requests`) every eighth
-# decision cost ~5% of a request's CPU at 1,700 requests/s; where the regime matters 8 decisions take longer anyway
+# ... and at most every `regime_min_interval_s` (every eighth decision cost ~5% of a request's CPU at 1,700/s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +122,7 @@ class Router:
         self.fleet = FleetView([b.name for b in pool.backends], prefix_aware=settings.prefix_aware,
                                default_kv_tokens=settings.prefix_default_kv_tokens,
                                max_blocks=settings.prefix_index_max_blocks, chars_per_token=settings.chars_per_token)
-        # per shared group in a baseline regime: the classes whose measurement could move it (`worth_probing`)
-        self.probe_worthy: dict[str, frozenset[tuple[str, str]]] = {}
+        self.probe_worthy: dict[str, frozenset[tuple[str, str]]] = {}  # per group: classes worth probing
         # per shared group and role: the requests sent there (a pending switch prices the leaving server's drain)
         self.running: dict[str, dict[Role, deque[Running]]] = {g: {r: deque(maxlen=512) for r in ROLES}
                                                                 for g in self.regimes}
@@ -234,6 +232,7 @@ class Router:
         (`routed`: the role the request just routed went to, not in flight yet: the price counts it)."""
         before = after = self.regimes[group]
         now, cfg = time.monotonic(), self.regime_config
+        sat: bool | None = None  # saturated by prompts, read once per update (`_saturated` keeps a hysteresis)
         if extra is not None or (n % REGIME_EVERY == 0
                                  and now - self._mixed_at.get(group, -math.inf) >= self.settings.regime_min_interval_s):
             self._mixed_at[group] = now
@@ -247,7 +246,8 @@ class Router:
         if after.pending is not None:
             horizon = rg.switch_horizon(after, now, cfg)
             price = self.prices[group] = self._price(group, after.pending, horizon, now, routed)
-            after = rg.settle(after, now, price, cfg, self._mean_load(group), self._saturated(group))
+            sat = self._saturated(group) if sat is None else sat
+            after = rg.settle(after, now, price, cfg, self._mean_load(group), sat)
         if after != before:
             self.regimes[group] = after
             self._regime_views = None

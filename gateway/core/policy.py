@@ -15,6 +15,7 @@ policy: `n > 1` goes to a baseline, and a backend that is not routable is never 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
@@ -175,16 +176,10 @@ def predict_on(c: Candidate, est: Estimates, prompt_tokens: int, tokens_per_step
                    decode_stall=est.decode_stall.get(c.role, 0.0))
 
 
-_FLEET: dict[AdaptiveConfig, AdaptiveConfig] = {}  # each config's fleet variant, made once
-
-
+@functools.lru_cache(maxsize=16)  # a config per settings object: a few in a process, more only in tests
 def _fleet(cfg: AdaptiveConfig) -> AdaptiveConfig:
-    fleet = _FLEET.get(cfg)
-    if fleet is None:
-        if len(_FLEET) > 16:  # a config per settings object: a few in a process, more only in tests
-            _FLEET.clear()
-        fleet = _FLEET[cfg] = replace(cfg, ttft_weight=cfg.fleet_ttft_weight)
-    return fleet
+    """`cfg`'s fleet variant, made once."""
+    return replace(cfg, ttft_weight=cfg.fleet_ttft_weight)
 
 
 def for_candidates(cfg: AdaptiveConfig, candidates: Sequence[Candidate]) -> AdaptiveConfig:

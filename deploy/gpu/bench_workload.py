@@ -66,6 +66,9 @@ def with_nonce(items: list[WorkloadItem], nonce: str) -> list[WorkloadItem]:
 
 
 def poisson_schedule(items: list[WorkloadItem], rate: float, duration: float, seed: int) -> list[WorkloadItem]:
+    """Poisson arrivals at `rate` for `duration` seconds; a rate of 0 keeps the workload's own arrivals (a trace)."""
+    if rate <= 0:
+        return [item for item in items if item.t <= duration]
     rng = random.Random(seed)
     t, out = 0.0, []
     for item in items:

@@ -43,10 +43,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--policies", default="baseline,speculative,rules,adaptive")
     p.add_argument("--low-workload", default="mixed-low")
     p.add_argument("--high-workload", default="mixed-high")
-    p.add_argument("--low-rate", type=float, default=1.5, help="Poisson arrivals per second in the low phase")
+    p.add_argument("--low-rate", type=float, default=1.5, help="Poisson arrivals per second in the low phase (0: the workload's own arrivals, a trace)")
     p.add_argument("--low-duration", type=float, default=36.0)
     p.add_argument("--high-conc", type=int, default=48)
-    p.add_argument("--high-n", type=int, default=240)
+    p.add_argument("--high-n", type=int, default=240, help="0: no high phase")
     p.add_argument("--max-tokens", type=int, default=256)
     p.add_argument("--max-model-len", type=int, default=8192)
     p.add_argument("--tokenizer", default="/tmp/models/target/tokenizer.json")
@@ -145,6 +145,8 @@ def run_single(args: argparse.Namespace, phases: Phases, record: Record, deadlin
         rows = warm_up(name, url, with_nonce(phases.warm, f"warm-{name}"), args, record, deadline)
         log(f"warm-up {name}: {[r.status for r in rows]}")
     for phase, items in (("low", phases.low), ("high", phases.high)):
+        if not items:
+            continue
         if time.monotonic() > deadline:
             record.results.setdefault("skipped", []).append(f"{name}-{phase}")
             continue
@@ -227,6 +229,8 @@ def run_policy(args: argparse.Namespace, policy: str, phases: Phases, record: Re
         for phase, items in (("low", phases.low), ("high", phases.high)):
             if time.monotonic() > deadline:
                 break
+            if not items:
+                continue
             gateway_phase(args, policy, gw, phase, items, record, deadline)
     finally:
         rc = gw.stop()

@@ -72,6 +72,7 @@ def test_a_fleet_decision_prices_it_and_logs_the_decode_before_it() -> None:
     assert before.predicted_decode_raw_s == pytest.approx(before.predicted_e2e_s - before.predicted_ttft_s)
     both = dataclasses.replace(plain, estimates=dataclasses.replace(  # the baseline either way, priced 1.2x
         plain.estimates, tokens_per_step=1.0, decode_factor={"baseline": 1.2, "speculative": 1.2}))
+    assert both.estimates is not None
     flat = dataclasses.replace(both, estimates=dataclasses.replace(both.estimates, decode_factor={}))
     d, d_flat = decide("adaptive", both, RULES, CFG), decide("adaptive", flat, RULES, CFG)
     assert d is not None and d_flat is not None and d.backend == d_flat.backend == "baseline-0"

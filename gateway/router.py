@@ -150,7 +150,7 @@ class Router:
             interference={role: lrn.interference(role) for role in ROLES},
             prefill_s_per_token={role: lrn.prefill_s_per_token(role) for role in ROLES},
             decode_stall={role: lrn.stall.share(role) for role in ROLES}, stall=lrn.shared_stall.model(),
-            decode_factor={role: lrn.decode_bias.factor(role) for role in ROLES},
+            decode_factor={"speculative": lrn.decode_bias.lean()},  # the baseline's decode as predicted
             speculative_observations=lrn.speculative_observations(task_class, bucket),
             bucket_speculative_observations=lrn.bucket_speculative_observations(bucket),
         )

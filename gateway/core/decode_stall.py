@@ -114,3 +114,8 @@ class DecodeBias:
     def factor(self, role: Role) -> float:
         """Decode seconds taken per second predicted (1 until measured), in [1 / `FACTOR_MAX`, `FACTOR_MAX`]."""
         return min(max(self._cells[role].shrunk(1.0, FACTOR_SHRINK), 1.0 / FACTOR_MAX), FACTOR_MAX)
+
+    def lean(self) -> float:
+        """The speculative servers' factor over the baselines': how much more the decision under-reads their decodes
+        (a factor on both would reweigh the decode against the first token and the load each request imposes)."""
+        return min(max(self.factor("speculative") / self.factor("baseline"), 1.0 / FACTOR_MAX), FACTOR_MAX)

@@ -107,8 +107,6 @@ class Accounting:
                 # what its acceptance was predicted at, where it was routed on that (not a probe): `core.calibration`
                 predicted_tokens_per_step=d.tokens_per_step_raw if backend.name == d.backend and d.reason != "explore"
                 else None,
-                predicted_decode_s=d.predicted_decode_raw_s if backend.name == d.backend and d.reason != "explore"
-                else None,
             ))
             if self.shadow is not None and outcome.captured is not None:
                 outcome.shadow_tps = self.shadow.observe(

@@ -145,12 +145,12 @@ class Router:
                 lrn.tokens_per_step_posterior(task_class, bucket), task_class, bucket, f.max_tokens,
                 f.max_tokens_given, f.prompt_tokens, f.structured_output, family, f.temperature, f.copy_kind)
         return Estimates(
-            output_tokens=output, tokens_per_step=tps, tokens_per_step_sd=sd, tokens_per_step_source=source,
-            step_models={role: lrn.step_model(role) for role in ROLES}, tokens_per_step_raw=raw,
+            output_tokens=output, tokens_per_step=tps,
+            tokens_per_step_sd=sd, tokens_per_step_source=source, tokens_per_step_raw=raw,
+            step_models={role: lrn.step_model(role) for role in ROLES},
             interference={role: lrn.interference(role) for role in ROLES},
             prefill_s_per_token={role: lrn.prefill_s_per_token(role) for role in ROLES},
             decode_stall={role: lrn.stall.share(role) for role in ROLES}, stall=lrn.shared_stall.model(),
-            decode_factor={"speculative": lrn.decode_bias.lean()},  # the baseline's decode as predicted
             speculative_observations=lrn.speculative_observations(task_class, bucket),
             bucket_speculative_observations=lrn.bucket_speculative_observations(bucket),
         )

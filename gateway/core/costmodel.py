@@ -110,20 +110,18 @@ def predict(
     stall: bool = False,
     decode_stall: float = 0.0,
     stall_step_s: float = 0.0,
-    decode_factor: float = 1.0,
 ) -> Prediction:
     """Predicted TTFT, end-to-end latency and imposed slowdown of one request sent to a server with
     `load_self` requests already running or waiting, `queued_prefill_tokens` of their prompts not yet prefilled
     (ours waits for them), and, with `stall`, our prefill stalling the decode of every request already there;
     `decode_stall`: the share of its decode that prompts arriving during it will take (`core.decode_stall`);
-    `stall_step_s`: a saturated shared GPU's prefill in each of its steps (`Stall`); `decode_factor`: decode seconds
-    taken per second predicted on such servers (`core.decode_stall.DecodeBias`)."""
+    `stall_step_s`: a saturated shared GPU's prefill in each of its steps (`Stall`)."""
     ls = load_self
     step = step_s(model_self, ls + 1, co_runners, interference_self) + stall_step_s
     steps = max(shape.output_tokens - 1.0, 0.0) / max(shape.tokens_per_step, 1.0)
     prefill = prefill_s_per_token * shape.prompt_tokens
     ttft = prefill_s_per_token * max(queued_prefill_tokens, 0.0) + prefill + step
-    e2e = ttft + steps * step * decode_factor / (1.0 - min(max(decode_stall, 0.0), 0.9))
+    e2e = ttft + steps * step / (1.0 - min(max(decode_stall, 0.0), 0.9))
     externality = ls * model_self.per_request_s * (steps + 1.0)
     if stall:  # a prefill chunk fills the step: the requests already there wait for it (at most all of them)
         externality += ls * prefill

@@ -18,15 +18,12 @@ first decodes, as the per-request cells are.
 
 from __future__ import annotations
 
-from gateway.core.acceptance_cells import RatioCell
 from gateway.core.costmodel import Stall
 from gateway.core.domain import ROLES, Role
 from gateway.core.ewma import Ewma
 
 SHARE_MAX = 0.5  # the most of a decode that arrivals' prefill may be said to take (the predicted decode at most 2x)
 WEIGHT_MAX = 4.0  # a response's weight: its decode seconds over the mean decode's, at most this
-FACTOR_SHRINK = 8.0  # a role's decode factor counts as this many responses at 1 (`DecodeBias`)
-FACTOR_MAX = 1.6  # ... and is bounded to [1 / this, this]
 
 
 class DecodeStall:
@@ -87,35 +84,3 @@ class SharedStall:
     def model(self) -> Stall:
         """What the cost model reads (`costmodel.Stall`)."""
         return Stall(self.per_request_s(), self.from_load)
-
-
-class DecodeBias:
-    """Per role, on servers with a GPU of their own: Σ decode seconds taken / Σ decode seconds predicted, over the
-    responses routed there on a prediction; a prediction on such a server multiplies its decode by it.
-
-    The decision picks the role whose decode reads cheapest, so the role it picks is the one it under-reads (the
-    winner's curse: a short answer, a light step), and the speculative side was picked on a closer call than most.
-    On every window of the 2 + 2 evaluation set (results/fleet-judge-2026-12-06-m) the speculative servers' decodes
-    took 1.05-1.44x their prediction, the baselines' 0.99-1.30x, and on Mooncake 1.32-1.33x against 1.10-1.15x:
-    routing leaned to the speculative servers by the difference. Learned against the prediction before this factor
-    (`Decision.predicted_decode_raw_s`), so it converges to the bias instead of cancelling itself; shrunk toward 1
-    (`FACTOR_SHRINK` responses), bounded (`FACTOR_MAX`). A pair's decisions never read it (`core.policy.predict_on`)."""
-
-    def __init__(self, forgetting: float) -> None:
-        self.forgetting = forgetting
-        self._cells = {role: RatioCell() for role in ROLES}
-
-    def observe(self, role: Role, decode_s: float, predicted_s: float) -> None:
-        """A response decoded for `decode_s` where its decision predicted `predicted_s` (before the factor)."""
-        if not decode_s > 0 or not predicted_s > 0:
-            return
-        self._cells[role].update(decode_s / predicted_s, predicted_s, 1.0, self.forgetting)
-
-    def factor(self, role: Role) -> float:
-        """Decode seconds taken per second predicted (1 until measured), in [1 / `FACTOR_MAX`, `FACTOR_MAX`]."""
-        return min(max(self._cells[role].shrunk(1.0, FACTOR_SHRINK), 1.0 / FACTOR_MAX), FACTOR_MAX)
-
-    def lean(self) -> float:
-        """The speculative servers' factor over the baselines': how much more the decision under-reads their decodes
-        (a factor on both would reweigh the decode against the first token and the load each request imposes)."""
-        return min(max(self.factor("speculative") / self.factor("baseline"), 1.0 / FACTOR_MAX), FACTOR_MAX)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, fields
 
 from gateway.core.acceptance_cells import MAX_RESPONSE_WEIGHT, acceptance_rate, decode_tokens_per_step
 from gateway.core.costmodel import OTHER_ROLE, ROLES, CoRunner, Role, StepModel, step_s
-from gateway.core.decode_stall import DecodeBias, DecodeStall, SharedStall
+from gateway.core.decode_stall import DecodeStall, SharedStall
 from gateway.core.ewma import Ewma as Ewma  # re-exported: learner_state reads and writes it
 from gateway.core.observation import Observation as Observation  # re-exported: the gateway builds them
 from gateway.core.per_request import PerRequest
@@ -99,7 +99,6 @@ class Learner:
                                       config.num_speculative_tokens + 1.0, config.acceptance_by_kind)
         self.stall = DecodeStall(config.forgetting)  # others' prefill inside a decode, on a GPU of its own
         self.shared_stall = SharedStall(config.forgetting, config.stall_from_load)  # ... on a saturated shared GPU
-        self.decode_bias = DecodeBias(config.forgetting)  # fleet: decode taken / predicted, per role
 
     # --- estimates used on the decision path (cheap lookups)
     def step_model(self, role: Role) -> StepModel:
@@ -211,8 +210,6 @@ class Learner:
             decode = obs.e2e_s - obs.ttft_s
             if not obs.co_runners:  # what it netted out, the prediction adds back (`core.decode_stall`)
                 self.stall.observe(obs.role, decode, decode - net)
-                if obs.predicted_decode_s is not None:
-                    self.decode_bias.observe(obs.role, decode, obs.predicted_decode_s)
             elif not any(load > 0 for _, load in obs.co_runners):  # a pair, the other idle: what the model leaves
                 self.shared_stall.observe(decode, steps - 1, obs.load_self, self._models[obs.role].own_s(obs.load_self))
         if (obs.prompt_tokens - obs.cached_tokens >= 64
@@ -362,7 +359,6 @@ class Learner:
             "prefill_marginal_s_per_token": {role: self._prefill_marginal_s(role) for role in ROLES},
             "interference": {role: self.interference(role) for role in ROLES},
             "decode_stall_share": {role: self.stall.share(role) for role in ROLES},
-            "decode_factor": {role: self.decode_bias.factor(role) for role in ROLES},
             "shared_stall_s_per_request": self.shared_stall.per_request_s(),
             **self.per_request.state(),
             "classes": {f"{c}/{b}": _asdict(est) for (c, b), est in self.class_estimates().items()},

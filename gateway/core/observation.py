@@ -32,4 +32,3 @@ class Observation:
     queued_prefill_tokens: float = 0.0  # others' prompt tokens priced as queued ahead of it (`Decision.queued_tokens`)
     copy_kind: str = "new"  # what its answer may copy (`classify.Features.copy_kind`): keys acceptance cells
     predicted_tokens_per_step: float | None = None  # the raw per-request estimate it was routed on (`calibration`)
-    predicted_decode_s: float | None = None  # fleet: the decode it was routed on, before its factor (`DecodeBias`)

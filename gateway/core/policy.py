@@ -81,7 +81,6 @@ class Estimates:
     tokens_per_step_source: str = ""  # the acceptance cells `tokens_per_step` came from (`AcceptanceCells.explained`)
     tokens_per_step_raw: float | None = None  # before `calibration` (None: not from the cells, e.g. the oracle's)
     decode_stall: Mapping[Role, float] = field(default_factory=dict)  # a fleet server's decode share (`decode_stall`)
-    decode_factor: Mapping[Role, float] = field(default_factory=dict)  # ... its decode taken / predicted (`DecodeBias`)
     stall: Stall = NO_STALL  # a saturated shared GPU's prefill in every step (`costmodel.Stall`)
 
 
@@ -122,7 +121,6 @@ class Decision:
     tokens_per_step: float | None = None  # the speculative tokens per decode step the prediction assumed (logged)
     tokens_per_step_source: str = ""  # where that came from (`Estimates.tokens_per_step_source`)
     tokens_per_step_raw: float | None = None  # the same before its calibration (`Estimates.tokens_per_step_raw`)
-    predicted_decode_raw_s: float | None = None  # predicted decode before `Estimates.decode_factor` (fleet servers)
 
 
 def _least_loaded(candidates: Sequence[Candidate]) -> Candidate:
@@ -175,7 +173,7 @@ def predict_on(c: Candidate, est: Estimates, prompt_tokens: int, tokens_per_step
                        est.interference[c.role], prefill, co, stall_step_s=stall)
     return predict(RequestShape(prompt_tokens, est.output_tokens, tps), c.load, est.step_models[c.role],
                    est.interference[c.role], prefill, co, queued_prefill_tokens(c.queued, prefill), stall=True,
-                   decode_stall=est.decode_stall.get(c.role, 0.0), decode_factor=est.decode_factor.get(c.role, 1.0))
+                   decode_stall=est.decode_stall.get(c.role, 0.0))
 
 
 @functools.lru_cache(maxsize=16)  # a config per settings object: a few in a process, more only in tests
@@ -284,8 +282,7 @@ def decide_cost(inp: PolicyInput, cfg: AdaptiveConfig, *, explore: bool, token: 
     if pending is not None:
         detail += f", to {pending} when free"
     return Decision(chosen.name, chosen.role, reason, detail, pred.e2e_s, pred.ttft_s, ratio, est.output_tokens,
-                    _queued(chosen, est), est.tokens_per_step, est.tokens_per_step_source, est.tokens_per_step_raw,
-                    None if chosen.co_runners else (pred.e2e_s - pred.ttft_s) / est.decode_factor.get(chosen.role, 1.0))
+                    _queued(chosen, est), est.tokens_per_step, est.tokens_per_step_source, est.tokens_per_step_raw)
 
 
 def _exception_pays(inp: PolicyInput, cfg: AdaptiveConfig, pick: Scored, gain: float) -> bool:

@@ -46,7 +46,8 @@ for w, fl in cells:
                 today.setdefault(n, []).append(r["e2e"])
     pbest = min(((st.median(today[n]), n, today[n]) for n in today), default=(None, "", []))
     allp = sorted(peers.get(pbest[1], []))
-    jruns = [r["e2e"] for (t, ww, ffl, n), r in sorted(runs.items()) if ww == w and ffl == fl and t.startswith("peerj")]
+    jruns = [r["e2e"] for (t, ww, ffl, n), r in sorted(runs.items())
+             if ww == w and ffl == fl and t.startswith("peerj") and n == pbest[1]]
     pall = st.median(allp) if allp else None
     statics = {n: r["e2e"] for (t, ww, ffl, n), r in runs.items() if ww == w and ffl == fl and n.startswith("least_loaded@")}
     sbest = min(((v, n) for n, v in statics.items()), default=(None, ""))

@@ -251,6 +251,8 @@ class Router:
         if after != before:
             self.regimes[group] = after
             self._regime_views = None
+        log_event(_log, logging.DEBUG, "regime_update", group=group, n=n, state=after, load=self._mean_load(group),
+                  price=None if price is None else price._asdict())
         if after.role != before.role:  # priced, or not (above the load cap, or joining other replicas)
             log_event(_log, logging.INFO, "regime_switch", group=group, to=after.role, ratio=after.ratio, decisions=n,
                       evidence=after.evidence, trial=after.trial, price=None if price is None else price._asdict())

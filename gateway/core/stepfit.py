@@ -99,7 +99,7 @@ class StepFit:
 
 
 def tied_models(fits: Mapping[Role, StepFit], tie: float, priors: Mapping[Role, StepModel],
-                base_tie: float | None = None) -> dict[Role, StepModel]:
+                base_tie: float | None = None, base_ratio: float | None = None) -> dict[Role, StepModel]:
     """Each role's model with its step at batch 1 and its per-request growth each combined, precision-weighted,
     with the other role's scaled by the priors' ratio; what is borrowed counts as uncertain by the other's own
     variance plus (`tie` × the larger value)², the room the ratio is given to differ from the priors'. (The GPU's
@@ -108,7 +108,11 @@ def tied_models(fits: Mapping[Role, StepFit], tie: float, priors: Mapping[Role, 
     step is mostly host time, and the speculative server's extra host time (proposer, rejection sampler) is a larger
     share of a small model's step (the 160M target trained on 2026-12-05: 2.6x the baseline's step against the 8B's
     1.4x); with 10% room three baseline responses could not move it off the borrowed 3.5 ms towards its own 2.0 ms.
-    Once both roles have quiet steps, the step at batch 1 is borrowed at their measured ratio, with the room `tie`."""
+    Once both roles have quiet steps, the step at batch 1 is borrowed at their measured ratio, with the room `tie`.
+    A role that has served nothing borrows the other's measured model outright, its step at batch 1 at `base_ratio`
+    (speculative over baseline; None: the priors'): its own prior is of another machine and says nothing about this
+    GPU's speed, which the other's answers measure (precision-weighted against a prior 14% above CALIBRATION.md's, the
+    idle n-gram server's step read 1.55x a measured baseline's where the emulated pair's is 1.41x)."""
     models = {role: fit.model() for role, fit in fits.items()}
     out: dict[Role, StepModel] = {}
     for role, fit in fits.items():
@@ -121,6 +125,10 @@ def tied_models(fits: Mapping[Role, StepFit], tie: float, priors: Mapping[Role, 
                                                                             fits[other].variances_s2())
         base_scale, measured = _base_ratio(fit, fits[other], priors[role].base_s, priors[other].base_s)
         slope_scale = _ratio(priors[role].per_request_s, priors[other].per_request_s)
+        if fit.count == 0 and base_ratio is not None:
+            scale = base_scale if measured else base_ratio if role == "speculative" else 1.0 / base_ratio
+            out[role] = StepModel(theirs.base_s * scale, theirs.per_request_s * slope_scale)
+            continue
         base = _combine(own.base_s, own_base_var, theirs.base_s * base_scale, their_base_var * base_scale**2,
                         tie if base_tie is None or fit.count == 0 or measured else base_tie)
         slope = _combine(own.per_request_s, own_slope_var, theirs.per_request_s * slope_scale,

@@ -109,10 +109,12 @@ def tied_models(fits: Mapping[Role, StepFit], tie: float, priors: Mapping[Role, 
     share of a small model's step (the 160M target trained on 2026-12-05: 2.6x the baseline's step against the 8B's
     1.4x); with 10% room three baseline responses could not move it off the borrowed 3.5 ms towards its own 2.0 ms.
     Once both roles have quiet steps, the step at batch 1 is borrowed at their measured ratio, with the room `tie`.
-    A role that has served nothing borrows the other's measured model outright, its step at batch 1 at `base_ratio`
-    (speculative over baseline; None: the priors'): its own prior is of another machine and says nothing about this
-    GPU's speed, which the other's answers measure (precision-weighted against a prior 14% above CALIBRATION.md's, the
-    idle n-gram server's step read 1.55x a measured baseline's where the emulated pair's is 1.41x)."""
+    A speculative server that has served nothing borrows the measured baseline's model outright, its step at batch 1
+    at `base_ratio` (None: the priors' ratio, weighed as above): its own prior is of another machine, and the
+    baseline's answers measure this GPU's speed (weighed against a prior 14% above CALIBRATION.md's, the idle n-gram
+    server's step read 1.55x a measured baseline's where the emulated pair's is 1.41x). Not the other way: a speculative
+    step is the baseline's plus a drafter's, whose share varies by drafter and model (a 4x step: a baseline whose only
+    answers were warm-up would borrow 2.8x its step and look dearer than a draft model it beats)."""
     models = {role: fit.model() for role, fit in fits.items()}
     out: dict[Role, StepModel] = {}
     for role, fit in fits.items():
@@ -125,8 +127,8 @@ def tied_models(fits: Mapping[Role, StepFit], tie: float, priors: Mapping[Role, 
                                                                             fits[other].variances_s2())
         base_scale, measured = _base_ratio(fit, fits[other], priors[role].base_s, priors[other].base_s)
         slope_scale = _ratio(priors[role].per_request_s, priors[other].per_request_s)
-        if fit.count == 0 and base_ratio is not None:
-            scale = base_scale if measured else base_ratio if role == "speculative" else 1.0 / base_ratio
+        if role == "speculative" and fit.count == 0 and base_ratio is not None:
+            scale = base_scale if measured else base_ratio
             out[role] = StepModel(theirs.base_s * scale, theirs.per_request_s * slope_scale)
             continue
         base = _combine(own.base_s, own_base_var, theirs.base_s * base_scale, their_base_var * base_scale**2,

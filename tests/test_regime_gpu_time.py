@@ -37,7 +37,8 @@ def _slow_pair(gpu_time: bool) -> Router:
     server with 1 s left (~54 of its steps: within the H200's 0.3 s had it been 4x faster)."""
     s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"],
                  regime_gpu_time=gpu_time)
-    slow: dict[Role, StepModel] = {"baseline": StepModel(4 * 0.0046, 4 * 0.000027), "speculative": StepModel(4 * 0.0065, 4 * 0.00004)}
+    slow: dict[Role, StepModel] = {"baseline": StepModel(4 * 0.0046, 4 * 0.000027),
+                                   "speculative": StepModel(4 * 0.0065, 4 * 0.00004)}
     pool = BackendPool(s, Metrics())
     router = Router(s, pool, Learner(dataclasses.replace(s.learner_config(), priors=slow)))
     now = time.monotonic()

@@ -91,6 +91,7 @@ class Settings(BaseSettings):
     regime_evidence: bool | None = Field(None, description="shared GPU: judge the regime on the mix at each class's posterior mean (the evidence) and treat a switch asked for on optimism alone as a trial that ends at once when its own measurements read below the band (docs/routing.md). Off: the regime acts on the optimistic mix. Unset: on where the shadow lookup runs (SPECGATE_SHADOW_LOOKUP), whose reads of the baseline's answers are the evidence an idle n-gram server cannot give: with it, the unseen creative-heavy members 203 and 207 went from 1.08x and 1.06x the better static to ~1.00x (results/evidence-2026-12-05-g). Without the shadow the posterior means are shrunk toward a pessimistic prior (structured-heavy members and the bursty built-in lost up to 1.09x), so it stays off there")
     regime_trial_max_load: float = Field(float("inf"), ge=0.0, description="shared GPU: the mix's optimism alone (classes the speculative server has not run, judged above their mean) starts a trial of the speculative server only on an idle GPU (nothing running on the baseline server) and only while the load it commits (the group's arrivals x a request's cost there) is at most this (default: no bound); a trial ends at once when its measured mix reads below the band (docs/routing.md). At 2, trials never made the bets that structured-heavy floods need")
     regime_trial_min_observations: int = Field(8, ge=0, description="shared GPU: a trial of the speculative server is judged (and ended when its measured mix reads below the band) only once it has this many acceptance observations of its own: before them the measured mix is the prior that the optimism had already overruled, and under a flood the trial ended before its first answer came back")
+    regime_trial_hope_observations: int = Field(2, ge=0, description="shared GPU: a trial of the speculative server not yet judged (SPECGATE_REGIME_TRIAL_MIN_OBSERVATIONS) ends at once when, with at least this many acceptance observations of its own, even the hope (the optimistic mix) reads the baseline cheaper: the trial's premise is gone. Unseen Azure conv 3000:60 started one at its second request (hope 1.09, every class at its prior); at 5 requests in its hope read 0.97 and at 9 0.83, and it ran 12 long sampled answers on the n-gram server before its 8th answer judged it (1.062x the better static). 0: off")
     regime_evidence_recent_requests: int = Field(16, ge=0, description="shared GPU: the measured mix (the evidence a regime moves on) is the lower of the whole window's and of its last this many requests' (0: the window's alone): a phase that favours the baseline shows in the window's recent requests first (a 64-request window spans 14 s at 4.5 requests/s)")
     shadow_lookup: bool | None = Field(None, description="n-gram speculative servers: replay vLLM's prompt lookup on the text of responses the baseline served (and of a share of the speculative server's, to calibrate), and take the tokens per step the n-gram server would have reached as acceptance evidence for their class (docs/routing.md, \"Shadow prompt lookup\"). Unset: on where a baseline and an n-gram server share a GPU (the idle server gives no evidence of its own; with the switch price of 2026-12-05 (f) it took the unseen creative-heavy member 202 from 1.113x to 0.997x the better static and bursty from 1.007x to 0.999x, results/idle-step-2026-12-05-f), off on fleets (a speculative server with a GPU of its own is measured where it serves)")
     speculative_method: Literal["ngram", "draft_model", "other"] = Field("ngram", description="how the speculative servers draft (vLLM's speculative_config method): shadow lookup runs only for ngram")
@@ -317,7 +318,8 @@ class Settings(BaseSettings):
                             self.regime_decisive_margin, self.regime_free_drain_s, self.regime_switch_cost_factor,
                             self.regime_speculation_max_load, self.regime_trial_max_load,
                             self.regime_trial_min_observations, self.regime_leave_margin,
-                            self.prior_step_s if self.regime_gpu_time else float("inf"))
+                            self.prior_step_s if self.regime_gpu_time else float("inf"),
+                            self.regime_trial_hope_observations)
 
     def client_keys(self) -> list[bytes]:
         """API keys from `api_keys` and `api_keys_file` (one per line, '#' comments)."""
@@ -385,12 +387,8 @@ def settings_markdown() -> str:
              "| variable | default | meaning |", "|---|---|---|"]
     for name, info in Settings.model_fields.items():
         default = info.default
-        if isinstance(default, list):
-            shown = ",".join(str(x) for x in default) or "(empty)"
-        elif default is None:
-            shown = "(unset)"
-        else:
-            shown = str(default)
+        shown = (",".join(str(x) for x in default) or "(empty)") if isinstance(default, list) else \
+            "(unset)" if default is None else str(default)
         text = (info.description or "").replace("|", "\\|")
         lines.append(f"| `SPECGATE_{name.upper()}` | `{shown}` | {text} |")
     return "\n".join(lines) + "\n"

@@ -16,8 +16,7 @@ a burst makes the mix look expensive on it (two switches inside one burst: 1.32x
 (`switch_price`): when the leaving server's running requests are predicted to finish within `free_drain_s`, or when
 the mix's predicted saving beyond the band, over the requests of the next `min_dwell_s` seconds (the regime holds
 that long anyway), exceeds the predicted cost of co-running the two servers while the old one drains. The dwell is
-in seconds, not decisions: at 12 requests/s sixteen decisions are 1.3 s.
-Evidence and hope (`SPECGATE_REGIME_EVIDENCE`, on where the shadow lookup runs) and the load cap: docs/routing.md.
+in seconds, not decisions. Evidence and hope (`SPECGATE_REGIME_EVIDENCE`) and the load cap: docs/routing.md.
 """
 
 from __future__ import annotations
@@ -43,14 +42,13 @@ class RegimeConfig:
     trial_min_observations: int = 8  # a trial is judged on at least this many acceptance observations of its own
     leave_margin: float = 0.05  # a speculative regime stays while the mix reads at least 1 / (1 + this) (Settings: 0)
     time_step_s: float = math.inf  # the baseline step at batch 1 the seconds above are set for (`on_gpu_time`)
+    trial_hope_observations: int = 0  # an unjudged trial ends when, with this many of its own (> 0), its hope reads < 1
 
 
 def on_gpu_time(cfg: RegimeConfig, step_s: float) -> RegimeConfig:
     """`cfg` with its free drain and dwell in this GPU's time: stretched by its baseline step at batch 1 over the
-    step they were set for (`time_step_s`), never shrunk. A drain co-runs steps, not seconds: with the emulated pair
-    slowed 4x (mixed-medium x4: steps of 18.7 ms) a 0.3-s drain is 16 steps, never seen, and the gain over a 10-s dwell
-    counts a quarter of the requests against a co-running four times as long: the switch to the n-gram server (5%
-    faster there) stayed pending the whole run (1.053x)."""
+    step they were set for (`time_step_s`), never shrunk. A drain co-runs steps, not seconds: with the pair slowed
+    4x (steps of 18.7 ms) a 0.3-s drain is 16 steps, and the gain over 10 s a quarter of the requests."""
     k = step_s / cfg.time_step_s if step_s > cfg.time_step_s else 1.0
     return cfg if k == 1.0 else replace(cfg, free_drain_s=cfg.free_drain_s * k, min_dwell_s=cfg.min_dwell_s * k)
 
@@ -247,7 +245,8 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
         state = replace(state, trial=False)  # the evidence confirms the trial: a regime like any other
     wanted: Role | None = None
     decisive = trial = False
-    judged = state.observed - state.trial_observed >= cfg.trial_min_observations
+    own = state.observed - state.trial_observed
+    judged = own >= cfg.trial_min_observations
     hoped = ratio > 1.0 + cfg.switch_margin and (not state.trial_failed or ev >= 1.0)  # a failed trial tested hope
     sure = ev > 1.0 + cfg.switch_margin and ev - max(ratio - ev, 0.0) > 1.0  # past the band less the hope's lead
     if state.role == "baseline" and (sure or (hoped and ev <= 1.0 + cfg.switch_margin)):
@@ -255,8 +254,9 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
         # with evidence, speculation is entered after the dwell (the evidence swings: 1.17, then 0.87 a decision
         # later), and only while the evidence less the hope's lead over it (the classes' uncertainty) reads it cheaper
         decisive = evidence is None and ev > 1.0 + cfg.decisive_margin
-    elif state.role == "speculative" and state.trial and not judged:
-        pass  # its evidence is still the prior that hope overruled
+    elif state.role == "speculative" and state.trial and not judged:  # its evidence: still the prior hope overruled
+        if 0 < cfg.trial_hope_observations <= own and ratio < 1.0:
+            wanted, decisive = "baseline", True  # ... but even the hope reads the baseline cheaper now: it ends
     elif state.role == "speculative" and state.trial and ev < 1.0 / (1.0 + cfg.switch_margin):
         wanted, decisive = "baseline", True  # a trial the evidence does not bear out ends at once
     elif state.role == "speculative" and ev < 1.0 / (1.0 + cfg.leave_margin):

@@ -11,7 +11,7 @@ import random
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -21,7 +21,7 @@ from gateway.core import regime as rg
 from gateway.core import switch_migration as sm
 from gateway.core.acceptance_cells import family_of
 from gateway.core.arrivals import RATE_MIN_ARRIVALS, arrival_rate, known_rate
-from gateway.core.classify import TEMPERATURE_BUCKETS, Features, classify, features, temperature_bucket
+from gateway.core.classify import Features, classify, features, temperature_bucket
 from gateway.core.costmodel import OTHER_ROLE, ROLES, Role
 from gateway.core.learner import Learner
 from gateway.core.policy import Decision, Estimates, PolicyInput, decide
@@ -227,12 +227,12 @@ class Router:
         before = after = self.regimes[group]
         now, cfg, load = time.monotonic(), self._gpu_time(), self._mean_load(group)
         sat: bool | None = None  # saturated by prompts, read once per update (`_saturated` keeps a hysteresis)
+        seen = self.learner.served_acceptance  # the speculative server's own answers: a trial is judged on them
         if extra is not None or (n % REGIME_EVERY == 0
                                  and now - self._mixed_at.get(group, -math.inf) >= self.settings.regime_min_interval_s):
             self._mixed_at[group] = now
             sat = self._saturated(group)
             ratio, evidence = (rg.capped_ratio(r, load, cfg, sat) for r in self._mix_ratio(group, extra, load))
-            seen = sum(map(self.learner.bucket_speculative_observations, TEMPERATURE_BUCKETS))  # acceptance answers
             after = rg.next_regime(before, ratio, now, cfg, evidence, seen)
             after = rg.leave_large_batch(after, load, now, cfg, sat)
             after = rg.follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)
@@ -241,7 +241,7 @@ class Router:
             horizon = rg.switch_horizon(after, now, cfg)
             price = self.prices[group] = self._price(group, after.pending, horizon, now, routed, cfg)
             sat = self._saturated(group) if sat is None else sat
-            after = rg.settle(after, now, price, cfg, load, sat)
+            after = rg.settle(replace(after, observed=max(after.observed, seen)), now, price, cfg, load, sat)
         if after != before:
             self.regimes[group] = after
             self._regime_views = None

@@ -83,6 +83,7 @@ class Learner:
         self._log_output: dict[tuple[str, str], Ewma] = {}
         self._output_fraction: dict[tuple[str, str], Ewma] = {}
         self._backend_tokens_per_step = Ewma(config.prior_tokens_per_step)
+        self.served_acceptance = 0  # the speculative server's own answers read for acceptance (a trial is judged on)
         self._steps = {role: StepFit.from_prior(config.priors[role]) for role in ROLES}
         self._prefill = {role: Ewma(config.prior_prefill_s_per_token) for role in ROLES}
         self._prefill_tokens = Ewma(0.0)  # tokens per observed prefill: the unit of its weight
@@ -200,6 +201,7 @@ class Learner:
         if obs.role == "baseline" and steps is None:
             steps = obs.completion_tokens
         if obs.role == "speculative" and steps:
+            self.served_acceptance += 1
             self._observe_both(key, obs.prompt_tokens, obs.completion_tokens, steps, obs.family, obs.temperature,
                                obs.copy_kind, 1.0, obs.predicted_tokens_per_step)
         if obs.warmup:

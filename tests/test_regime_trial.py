@@ -4,7 +4,6 @@ trial, free and light, that ends at once when its evidence reads below 1. Pure f
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
@@ -312,22 +311,6 @@ def test_a_pending_trial_starts_at_the_next_request_that_finds_the_gpu_idle() ->
     assert routed is not None and routed.decision.backend.startswith("speculative")
     state = router.regimes["pair-0"]
     assert state.role == "speculative" and state.trial and state.switches == 1
-
-
-def test_an_unjudged_trial_ends_once_even_its_hope_reads_the_baseline_cheaper() -> None:
-    """Unseen Azure conv 3000:60: a trial at the second request (hope 1.09, evidence 0.77: every class at its prior);
-    5 requests in its hope read 0.97 and 9 in 0.83 (the load faded the optimism, its first answers the classes), but
-    it was judged only at its 8th answer, with 12 long sampled answers on the n-gram server: 1.062x the better static.
-    With two answers of its own and the hope below 1 the premise is gone; before them (a flood's first seconds: the
-    load alone fades the hope) and with the hope still above 1 it runs on."""
-    cfg = dataclasses.replace(CFG, trial_hope_observations=2)
-    trial = RegimeState("speculative", since_s=0.0, trial=True, observed=3, trial_observed=3)
-    assert next_regime(trial, 0.97, 1.4, cfg, 0.77, observed=4).pending is None  # one answer: not yet
-    assert next_regime(trial, 1.02, 1.6, cfg, 0.77, observed=5).pending is None  # two, the hope still above 1
-    ended = next_regime(trial, 0.97, 1.6, cfg, 0.77, observed=5)
-    assert ended.pending == "baseline"
-    assert settle(ended, 1.6, BURST, cfg).role == "baseline"  # at once, unpriced: a trial's end
-    assert next_regime(trial, 0.97, 1.6, CFG, 0.77, observed=5).pending is None  # off (0): judged at 8 answers only
 
 
 def test_a_trial_is_judged_on_the_speculative_servers_own_answers_not_the_shadows_reads() -> None:

@@ -42,7 +42,6 @@ class RegimeConfig:
     trial_min_observations: int = 8  # a trial is judged on at least this many acceptance observations of its own
     leave_margin: float = 0.05  # a speculative regime stays while the mix reads at least 1 / (1 + this) (Settings: 0)
     time_step_s: float = math.inf  # the baseline step at batch 1 the seconds above are set for (`on_gpu_time`)
-    trial_hope_observations: int = 0  # an unjudged trial ends when, with this many of its own (> 0), its hope reads < 1
 
 
 def on_gpu_time(cfg: RegimeConfig, step_s: float) -> RegimeConfig:
@@ -245,8 +244,7 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
         state = replace(state, trial=False)  # the evidence confirms the trial: a regime like any other
     wanted: Role | None = None
     decisive = trial = False
-    own = state.observed - state.trial_observed
-    judged = own >= cfg.trial_min_observations
+    judged = state.observed - state.trial_observed >= cfg.trial_min_observations
     hoped = ratio > 1.0 + cfg.switch_margin and (not state.trial_failed or ev >= 1.0)  # a failed trial tested hope
     sure = ev > 1.0 + cfg.switch_margin and ev - max(ratio - ev, 0.0) > 1.0  # past the band less the hope's lead
     if state.role == "baseline" and (sure or (hoped and ev <= 1.0 + cfg.switch_margin)):
@@ -254,9 +252,8 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
         # with evidence, speculation is entered after the dwell (the evidence swings: 1.17, then 0.87 a decision
         # later), and only while the evidence less the hope's lead over it (the classes' uncertainty) reads it cheaper
         decisive = evidence is None and ev > 1.0 + cfg.decisive_margin
-    elif state.role == "speculative" and state.trial and not judged:  # its evidence: still the prior hope overruled
-        if 0 < cfg.trial_hope_observations <= own and ratio < 1.0:
-            wanted, decisive = "baseline", True  # ... but even the hope reads the baseline cheaper now: it ends
+    elif state.role == "speculative" and state.trial and not judged:
+        pass  # its evidence is still the prior that hope overruled
     elif state.role == "speculative" and state.trial and ev < 1.0 / (1.0 + cfg.switch_margin):
         wanted, decisive = "baseline", True  # a trial the evidence does not bear out ends at once
     elif state.role == "speculative" and ev < 1.0 / (1.0 + cfg.leave_margin):

@@ -151,7 +151,6 @@ class Router:
         off = self.fleet.off_model(view.model, self.pool.backends)
         if needs_estimates:
             self._early_regimes(f, lclass, bucket, now)
-            self._idle_trials()
         regimes, ratios, pending = self._regime_views or self._views()
         candidates = self.view.candidates(now, exclude | off if off else exclude)
         session = self.fleet.session(view, session)
@@ -201,15 +200,6 @@ class Router:
             load = sum(self.pool.load(b, now) for b in self.pool.groups.get(group, []))
             self._update_regime(group, self.group_decisions[group], _recent(f, task_class, bucket, load))
 
-    def _idle_trials(self) -> None:
-        """A trial pending on hope starts only where nothing runs on the baseline server (`regime.settle`): price it
-        before routing the request at hand, which then goes to the trial's server. Priced after the routing, the
-        request just sent to the baseline was running there, and past a group's first decisions no trial ever started
-        (member 510: pending from its second decision to its 200th, the n-gram server 7% faster, 1.036x)."""
-        for group, state in self.regimes.items():
-            if state.pending_trial and state.role == "baseline" and group not in self._early:
-                self._update_regime(group, self.group_decisions[group], None)
-
     def _note(self, group: str, recent: _Recent, routed: Role) -> None:
         """Remember the request in its group's mix; recompute the regime every few decisions (pending: each)."""
         self.recent[group].append(recent)
@@ -225,7 +215,7 @@ class Router:
         """Recompute the group's regime (`extra`: the request at hand, not yet routed) and price a pending switch
         (`routed`: the role the request just routed went to, not in flight yet: the price counts it)."""
         before = after = self.regimes[group]
-        now, cfg, load = time.monotonic(), self._gpu_time(), self._mean_load(group)
+        now, cfg, load = time.monotonic(), self.regime_config, self._mean_load(group)
         sat: bool | None = None  # saturated by prompts, read once per update (`_saturated` keeps a hysteresis)
         seen = self.learner.served_acceptance  # the speculative server's own answers: a trial is judged on them
         if extra is not None or (n % REGIME_EVERY == 0
@@ -256,10 +246,6 @@ class Router:
                 m.child(m.regime_mix_ratio, group).set(after.ratio)
             if after.switches != before.switches:
                 m.child(m.regime_switches, group).inc()
-
-    def _gpu_time(self) -> rg.RegimeConfig:
-        """The regime's settings with its seconds on this GPU's time (`gateway.core.regime.on_gpu_time`)."""
-        return rg.on_gpu_time(self.regime_config, self.learner.step_model("baseline").base_s)
 
     def _price(self, group: str, to: Role, horizon: float, now: float, routed: Role | None,
                cfg: rg.RegimeConfig) -> SwitchPrice:

@@ -72,7 +72,6 @@ class Settings(BaseSettings):
     regime_leave_margin: float = Field(0.0, ge=0.0, description="shared GPU: a speculative regime stays while the mix reads speculation at least 1 / (1 + this) as cheap, and leaves below it (entering still needs SPECGATE_REGIME_SWITCH_MARGIN): the baseline's cost does not hang on an acceptance estimate. At 0.05 (a symmetric band) mixed-phases and member 207 of the family kept their first bet on speculation, 1.07x the baseline alone; at 0 (with the shadow lookup) 1.011x and 1.056x (results/idle-step-2026-12-05-f)")
     regime_decisive_margin: float = Field(0.10, ge=0.0, description="shared GPU: a mix predicted this much cheaper on the other server asks for a switch before the dwell is over")
     regime_switch_cost_factor: float = Field(1.0, ge=0.0, description="shared GPU: a switch that is not free is taken only when its predicted gain exceeds this many times its predicted co-running cost (room for the linear co-running model to miss the queue a burst builds; at 4 a regime left speculation 10 s into a burst it should have left at its start: 1.12x)")
-    regime_gpu_time: bool = Field(True, description="shared GPU: SPECGATE_REGIME_FREE_DRAIN_S and SPECGATE_REGIME_MIN_DWELL_S are seconds on a GPU whose baseline step at batch 1 is SPECGATE_PRIOR_STEP_S (the H200's, with room); on a slower GPU (a larger model, another card, the emulator's time scale) both stretch by the learned step over it, never shrink: a switch's drain co-runs steps, and with the pair slowed 4x a 0.3-s drain was never seen and the gain over 10 s counted a quarter of the requests (mixed-medium x4: a switch to the n-gram server, 5% faster, pending for the whole run, 1.053x)")
     regime_free_drain_s: float = Field(0.3, ge=0.0, description="shared GPU: a switch the mix asks for is taken when the leaving server's running requests are predicted to end within this (nearly free: new requests time-share the GPU with them no longer), or when its predicted gain over SPECGATE_REGIME_MIN_DWELL_S exceeds the predicted cost of that co-running")
     regime_optimism: float = Field(1.0, ge=0.0, description="shared GPU: the mix is judged with each class's tokens per step this many posterior standard deviations above its mean (optimism while unmeasured; no effect once measured)")
     regime_optimism_load: float = Field(8.0, gt=0.0, description="shared GPU: optimism fades above this many requests committed to a choice (x this/committed; committed: the requests on the GPU at a request's decision, or the group's arrivals during one request if more): a regime chosen on optimism commits every request that arrives before the first answers come back, and at mixed-high's 35 requests/s that was 150 requests on the wrong server")
@@ -316,8 +315,7 @@ class Settings(BaseSettings):
         return RegimeConfig(self.regime_switch_margin, dwell, self.externality_weight,
                             self.regime_decisive_margin, self.regime_free_drain_s, self.regime_switch_cost_factor,
                             self.regime_speculation_max_load, self.regime_trial_max_load,
-                            self.regime_trial_min_observations, self.regime_leave_margin,
-                            self.prior_step_s if self.regime_gpu_time else float("inf"))
+                            self.regime_trial_min_observations, self.regime_leave_margin)
 
     def client_keys(self) -> list[bytes]:
         """API keys from `api_keys` and `api_keys_file` (one per line, '#' comments)."""

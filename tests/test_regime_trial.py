@@ -289,30 +289,6 @@ def test_without_evidence_the_regime_is_as_before() -> None:
     assert state.role == "speculative" and not state.trial and state.evidence == state.ratio
 
 
-def test_a_pending_trial_starts_at_the_next_request_that_finds_the_gpu_idle() -> None:
-    """Member 510 of the family (the n-gram server 7% faster over the trace): hope asked for a trial from the second
-    decision to the 200th, and it never started. It is priced after each request is routed, and the request just
-    sent to the baseline counted as running there: past the group's first decisions the baseline was never idle at
-    that moment. Priced before the routing, the next request that finds the GPU idle starts it, and goes there."""
-    import time
-    from collections import deque
-
-    s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"], regime_evidence=True)
-    router = Router(s, BackendPool(s, Metrics()), Learner(s.learner_config()))
-    now = time.monotonic()
-    router.group_decisions["pair-0"] = 40
-    router._early.clear()  # past the group's first decisions
-    router.regimes["pair-0"] = RegimeState("baseline", since_s=now - 100.0, pending="speculative",
-                                           pending_since_s=now - 30.0, pending_trial=True)
-    router.arrivals["pair-0"] = deque(now - 0.5 * i for i in range(20, 0, -1))  # 2 requests/s: no exceptions
-    json_request = request_view("/v1/chat/completions", {"model": "m", "temperature": 0, "max_tokens": 128,
-                                                         "messages": [{"role": "user", "content": "Return JSON: {}"}]})
-    routed = router.route(json_request, "r40")
-    assert routed is not None and routed.decision.backend.startswith("speculative")
-    state = router.regimes["pair-0"]
-    assert state.role == "speculative" and state.trial and state.switches == 1
-
-
 def test_a_trial_is_judged_on_the_speculative_servers_own_answers_not_the_shadows_reads() -> None:
     """Member 510 with trials starting at idle moments: one started at decision 143 and ended at 144, judged at once.
     Its "own" acceptance observations were counted as every class's, and the shadow's reads of the baseline's answers

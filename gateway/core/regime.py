@@ -41,15 +41,6 @@ class RegimeConfig:
     trial_max_load: float = math.inf  # hope alone starts a free trial only while the load it commits is at most this
     trial_min_observations: int = 8  # a trial is judged on at least this many acceptance observations of its own
     leave_margin: float = 0.05  # a speculative regime stays while the mix reads at least 1 / (1 + this) (Settings: 0)
-    time_step_s: float = math.inf  # the baseline step at batch 1 the seconds above are set for (`on_gpu_time`)
-
-
-def on_gpu_time(cfg: RegimeConfig, step_s: float) -> RegimeConfig:
-    """`cfg` with its free drain and dwell in this GPU's time: stretched by its baseline step at batch 1 over the
-    step they were set for (`time_step_s`), never shrunk. A drain co-runs steps, not seconds: with the pair slowed
-    4x (steps of 18.7 ms) a 0.3-s drain is 16 steps, and the gain over 10 s a quarter of the requests."""
-    k = step_s / cfg.time_step_s if step_s > cfg.time_step_s else 1.0
-    return cfg if k == 1.0 else replace(cfg, free_drain_s=cfg.free_drain_s * k, min_dwell_s=cfg.min_dwell_s * k)
 
 
 @dataclass(frozen=True, slots=True)

@@ -427,8 +427,8 @@ def test_a_role_that_never_served_borrows_the_measured_step_at_the_calibrated_ra
     """Member 510 of the family and mixed-medium x4: the n-gram server never served, and its step at batch 1, borrowed
     at the priors' 1.5x and pulled toward its own 7.5-ms prior, read 7.16 ms beside the baseline's measured 4.61 (the
     emulated pair's is 6.53, 1.41x): speculation priced ~10% dear where it was 7% and 5% faster, and the regime never
-    left the baseline. A role that has served nothing borrows outright, at `SPECGATE_STEP_BASE_RATIO`."""
-    lrn = Learner(dataclasses.replace(Settings().learner_config(), prior_tokens_per_step=2.0))  # the H200's priors
+    left the baseline. With `SPECGATE_STEP_BASE_RATIO` (opt-in) a role that has served nothing borrows outright."""
+    lrn = Learner(dataclasses.replace(Settings(step_base_ratio=1.43).learner_config(), prior_tokens_per_step=2.0))
     for i in range(200):
         load = 1 + i % 6
         lrn.observe(obs("baseline", 201, 201, 0.02 + 200 * (0.00461 + 0.000027 * load), load_self=load))
@@ -447,7 +447,7 @@ def test_an_idle_speculative_server_does_not_borrow_a_growth_bent_by_a_saturated
     request; borrowed outright at the priors' 1.5x, the idle n-gram server read 1.5 ms a request, and the burst that
     it serves 6% faster stayed on the baseline (1.059x the better static against 0.999x). Its step at batch 1 comes
     from the baseline's quiet steps; its growth is weighed against its own prior as before."""
-    lrn = Learner(dataclasses.replace(Settings().learner_config(), prior_tokens_per_step=2.0))
+    lrn = Learner(dataclasses.replace(Settings(step_base_ratio=1.43).learner_config(), prior_tokens_per_step=2.0))
     for _ in range(10):  # the light start: quiet steps
         lrn.observe(obs("baseline", 201, 201, 0.02 + 200 * 0.0046, load_self=1))
     for i in range(60):  # the burst

@@ -10,8 +10,8 @@ import math
 import random
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -20,7 +20,8 @@ from gateway.candidates import CandidateView
 from gateway.core import regime as rg
 from gateway.core import switch_migration as sm
 from gateway.core.acceptance_cells import family_of
-from gateway.core.classify import TEMPERATURE_BUCKETS, Features, classify, features, temperature_bucket
+from gateway.core.arrivals import RATE_MIN_ARRIVALS, arrival_rate, known_rate
+from gateway.core.classify import Features, classify, features, temperature_bucket
 from gateway.core.costmodel import OTHER_ROLE, ROLES, Role
 from gateway.core.learner import Learner
 from gateway.core.policy import Decision, Estimates, PolicyInput, decide
@@ -71,23 +72,6 @@ class _Recent(NamedTuple):
 
 def _recent(f: Features, task_class: str, bucket: str, load: float) -> _Recent:
     return _Recent((task_class, bucket, f.max_tokens, f.max_tokens_given), f.prompt_tokens, f.n == 1, load)
-
-
-RATE_MIN_ARRIVALS = 4  # a group's arrival rate is unknown (infinite to the policy) before this many decisions
-
-
-def _rate(times: Sequence[float], now: float) -> float:
-    """Requests per second over the recent decision times, counting the quiet time since the last one."""
-    if len(times) < 2:
-        return 0.0
-    return (len(times) - 1) / max(now - times[0], 1e-3)
-
-
-def known_rate(times: Sequence[float], now: float) -> float:
-    """The policy's view of a group's arrival rate: infinite until `RATE_MIN_ARRIVALS` decisions are known, so
-    that no probe or regime exception is sent into the first seconds of what may be a flood (one probe at the
-    second request of a 35 requests/s start slowed the whole run 16%)."""
-    return _rate(times, now) if len(times) >= RATE_MIN_ARRIVALS else math.inf
 
 
 def load_oracle(path: Path | None) -> dict[str, Oracle]:
@@ -231,26 +215,27 @@ class Router:
         """Recompute the group's regime (`extra`: the request at hand, not yet routed) and price a pending switch
         (`routed`: the role the request just routed went to, not in flight yet: the price counts it)."""
         before = after = self.regimes[group]
-        now, cfg = time.monotonic(), self.regime_config
+        now, cfg, load = time.monotonic(), self.regime_config, self._mean_load(group)
         sat: bool | None = None  # saturated by prompts, read once per update (`_saturated` keeps a hysteresis)
+        seen = self.learner.served_acceptance  # the speculative server's own answers: a trial is judged on them
         if extra is not None or (n % REGIME_EVERY == 0
                                  and now - self._mixed_at.get(group, -math.inf) >= self.settings.regime_min_interval_s):
             self._mixed_at[group] = now
-            load, sat = self._mean_load(group), self._saturated(group)
+            sat = self._saturated(group)
             ratio, evidence = (rg.capped_ratio(r, load, cfg, sat) for r in self._mix_ratio(group, extra, load))
-            seen = sum(map(self.learner.bucket_speculative_observations, TEMPERATURE_BUCKETS))  # acceptance answers
             after = rg.next_regime(before, ratio, now, cfg, evidence, seen)
             after = rg.leave_large_batch(after, load, now, cfg, sat)
             after = rg.follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)
         price: SwitchPrice | None = None
         if after.pending is not None:
             horizon = rg.switch_horizon(after, now, cfg)
-            price = self.prices[group] = self._price(group, after.pending, horizon, now, routed)
+            price = self.prices[group] = self._price(group, after.pending, horizon, now, routed, cfg)
             sat = self._saturated(group) if sat is None else sat
-            after = rg.settle(after, now, price, cfg, self._mean_load(group), sat)
+            after = rg.settle(replace(after, observed=max(after.observed, seen)), now, price, cfg, load, sat)
         if after != before:
             self.regimes[group] = after
             self._regime_views = None
+        log_event(_log, logging.DEBUG, "regime_update", group=group, n=n, state=after, load=load, price=price)
         if after.role != before.role:  # priced, or not (above the load cap, or joining other replicas)
             log_event(_log, logging.INFO, "regime_switch", group=group, to=after.role, ratio=after.ratio, decisions=n,
                       evidence=after.evidence, trial=after.trial, price=None if price is None else price._asdict())
@@ -262,20 +247,21 @@ class Router:
             if after.switches != before.switches:
                 m.child(m.regime_switches, group).inc()
 
-    def _price(self, group: str, to: Role, horizon: float, now: float, routed: Role | None = None) -> SwitchPrice:
+    def _price(self, group: str, to: Role, horizon: float, now: float, routed: Role | None,
+               cfg: rg.RegimeConfig) -> SwitchPrice:
         """The cost model's price of moving the group's GPU to `to` now (`gateway.core.regime.switch_price`)."""
         leaving, rate = OTHER_ROLE[to], known_rate(self.arrivals[group], now)
         plan = self.migration_plan(group, to) if self.migration_plan is not None else sm.NO_MOVES
         count = round(self._load_of_role(group, leaving)) + (routed == leaving)
         left = rg.remaining(self.running[group][leaving], count, now)
         totals, samples = self._totals.get(group, ({"baseline": 0.0, "speculative": 0.0}, 0))
-        margin = self.regime_config.leave_margin if to == "baseline" else self.regime_config.switch_margin
+        margin = cfg.leave_margin if to == "baseline" else cfg.switch_margin
         gain = rg.switch_gain(totals, samples, to, rate * horizon, margin)
         # `to` will carry the group's arrivals times a request's cost there (Little), or its recent mean load if more;
         little = rate * totals[to] / samples if samples and totals[to] else 0.0  # a trial: Little's (the mean lags)
         models = {role: self.learner.step_model(role) for role in ROLES}
         return sm.net_switch_price(left, plan, models, rg.SWITCH_INTERFERENCE, to, max(self._mean_load(group), little),
-                                   gain, self.regime_config.free_drain_s, self.learner.shared_stall.model(),
+                                   gain, cfg.free_drain_s, self.learner.shared_stall.model(),
                                    )._replace(arriving_load=little)
 
     def _mix_window(self, group: str, extra: _Recent | None = None) -> tuple[list[MixSample], list[MixKey],
@@ -287,7 +273,7 @@ class Router:
         now = time.monotonic()
         times = [*self.arrivals[group], now] if extra is not None else list(self.arrivals[group])  # the one at hand
         # before a second request the arrival rate is unknown, and so is what a wrong choice would commit: no optimism
-        rate = _rate(times, now) if len(times) >= 2 else math.inf
+        rate = arrival_rate(times, now) if len(times) >= 2 else math.inf
         step = lrn.step_model("baseline")
         base_s, per_request_s = step.base_s, step.per_request_s
         recent = [*self.recent[group], extra] if extra is not None else self.recent[group]

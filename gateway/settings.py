@@ -106,11 +106,8 @@ class Settings(BaseSettings):
     explore_unmeasured_rate: float = Field(0.25, ge=0.0, le=1.0, description="probe rate for an unmeasured temperature bucket (one probe at a time)")
     random_seed: int | None = Field(None, description="seed of the exploration draws (for reproducible runs)")
     externality_weight: float = Field(1.0, ge=0.0, description="weight of the delay a request imposes on others")
-    ttft_weight: float = Field(0.0, ge=0.0, description="time to first token counted this much again in the "
-                               "adaptive policy's cost, beyond its share of e2e (0: e2e alone), where a GPU is shared "
-                               "by a pair")
-    fleet_ttft_weight: float = Field(0.5, ge=0.0, description="the same on a fleet whose servers all have GPUs of "
-                                     "their own")
+    ttft_weight: float = Field(0.0, ge=0.0, description="time to first token counted this much again in the adaptive policy's cost, beyond its share of e2e (0: e2e alone), where a GPU is shared by a pair")
+    fleet_ttft_weight: float = Field(0.5, ge=0.0, description="the same on a fleet whose servers all have GPUs of their own")
     forgetting: float = Field(0.98, gt=0.5, le=1.0, description="per-observation decay of learned estimates")
     acceptance_copy_kinds: bool = Field(True, description="per-request tokens per step learned by what the request's ask does with the text it pastes (edit / ref / new: `classify.copy_kind`) before its class, temperature and prompt length (`core.acceptance_cells`); off: by class, temperature, then whether it pastes text (as before)")
     num_speculative_tokens: int = Field(4, ge=1, description="γ configured on the speculative server")
@@ -123,6 +120,7 @@ class Settings(BaseSettings):
     prior_step_per_request_s: float = Field(0.00006, description="prior baseline step-time growth per running request (s; H200, vLLM 0.26, 8B, mixed traffic: 0.066 ms)")
     prior_speculative_step_per_request_s: float = Field(0.00009, description="prior speculative step-time growth per running request (s; the same H200 with n-gram γ = 4: 0.093 ms). The ratio of the two priors is kept when one role borrows the other's measured growth")
     step_slope_tie: float = Field(0.1, ge=0.0, description="how far (relative) one role's step time at batch 1 and growth per running request may differ from the other's scaled by the ratio of their priors (one model on one GPU): a role not yet measured borrows the measured one's, two measured roles keep their own")
+    step_base_ratio: float | None = Field(None, gt=0.0, description="opt-in (e.g. 1.43, CALIBRATION.md's 6.6 / 4.6 ms on the H200; a real H100 pair read 1.42-1.50, the emulated pair 1.41): a speculative server that has served nothing borrows the baseline's measured step at batch 1 (its quiet steps where it has them) outright at this ratio, until both roles' quiet steps measure it; its growth is weighed as before. Unset: borrowed at the priors' ratio (1.5) and weighed against its own prior (7.5 ms, 14% above CALIBRATION.md's where the baseline's is 8% above): the idle n-gram server's step read 7.16 ms beside a measured 4.61 (1.55x, the emulator's 6.53), speculation priced ~10% dear, and member 510 of the family (the n-gram server 7% faster) never left the baseline, 1.07x. Why not on: the bias is a margin the regime leans on; at 1.43 member 510 read 1.037x but the bursty built-in entered speculation before a burst, 0.998 -> 1.026x (results/one-gpu-misses-2026-12-06-m)")
     step_base_tie: float = Field(0.5, ge=0.0, description="as step_slope_tie, for the step time at batch 1 alone: mostly host time (scheduling, the proposer, the rejection sampler), whose share differs by model size (a speculative step took 1.4x the baseline's on the H200 with an 8B target, 2.6x with the 160M target trained there), so the priors' ratio is a weaker guide than for the growth")
     prior_interference_baseline: float = Field(0.2, ge=0.0, le=1.2, description="prior share of a speculative step a baseline step waits for (H200: ~0.15-0.25)")
     prior_interference_speculative: float = Field(1.0, ge=0.0, le=1.2, description="prior share of a baseline step a speculative step waits for (H200: ~0-1.1)")
@@ -283,7 +281,7 @@ class Settings(BaseSettings):
             num_speculative_tokens=self.num_speculative_tokens,
             prior_prefill_s_per_token=self.prior_prefill_s_per_token, slope_tie=self.step_slope_tie,
             prior_tokens_per_step_sd=self.prior_tokens_per_step_sd, prior_sampled_scale=self.prior_sampled_scale,
-            base_tie=self.step_base_tie, acceptance_by_kind=self.acceptance_copy_kinds,
+            base_tie=self.step_base_tie, base_ratio=self.step_base_ratio, acceptance_by_kind=self.acceptance_copy_kinds,
             stall_from_load=self.regime_speculation_max_load if self.regime_saturation_stall else float("inf"))
 
     def rules_config(self) -> RulesConfig:
@@ -385,12 +383,8 @@ def settings_markdown() -> str:
              "| variable | default | meaning |", "|---|---|---|"]
     for name, info in Settings.model_fields.items():
         default = info.default
-        if isinstance(default, list):
-            shown = ",".join(str(x) for x in default) or "(empty)"
-        elif default is None:
-            shown = "(unset)"
-        else:
-            shown = str(default)
+        shown = (",".join(str(x) for x in default) or "(empty)") if isinstance(default, list) else \
+            "(unset)" if default is None else str(default)
         text = (info.description or "").replace("|", "\\|")
         lines.append(f"| `SPECGATE_{name.upper()}` | `{shown}` | {text} |")
     return "\n".join(lines) + "\n"

@@ -10,6 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from strategies import features, step_models
 
+from gateway.core.arrivals import known_rate
 from gateway.core.classify import CLASSES, classify, temperature_bucket
 from gateway.core.classify import features as extract
 from gateway.core.costmodel import CoRunner, RequestShape, Role, StepModel, predict
@@ -27,7 +28,6 @@ from gateway.core.policy import (
     scoring_candidates,
 )
 from gateway.core.protocol import CHAT, COMPLETIONS, request_view
-from gateway.router import known_rate
 from gateway.settings import Settings
 
 UNSEEN_SD = 0.58  # the learner's spread for a class nothing has measured (prior sd 1.0 over 3 prior observations)

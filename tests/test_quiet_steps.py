@@ -38,7 +38,7 @@ def test_only_chunks_with_text_are_steps() -> None:
 def test_quiet_steps_of_an_idle_server_replace_the_priors_ratio() -> None:
     """Family member 510: the n-gram server never served, so its step at batch 1 was the baseline's at the priors'
     1.5x, where the emulated pair's is 1.4x; two probes of each server at start-up give the measured ratio."""
-    lrn = Learner(dataclasses.replace(Settings().learner_config(), priors=PRIORS))
+    lrn = Learner(dataclasses.replace(Settings().learner_config(), priors=PRIORS, base_ratio=None))
     for _ in range(30):  # the baseline serves: its own steps, at load 1
         lrn.observe(Observation("baseline", "structured", "greedy", 100, 101, 101, 0.02, 0.02 + 100 * 0.0046, 1, (),
                                 None, False))

@@ -287,3 +287,30 @@ def test_without_evidence_the_regime_is_as_before() -> None:
     router.route(json_request, "r1")
     state = router.regimes["pair-0"]
     assert state.role == "speculative" and not state.trial and state.evidence == state.ratio
+
+
+def test_a_trial_is_judged_on_the_speculative_servers_own_answers_not_the_shadows_reads() -> None:
+    """Member 510 with trials starting at idle moments: one started at decision 143 and ended at 144, judged at once.
+    Its "own" acceptance observations were counted as every class's, and the shadow's reads of the baseline's answers
+    (requests still finishing there) are such observations: past the 8 it is judged on before any answer of its own
+    came back, on an evidence at 0.948 (1/1.05 = 0.952). Only the speculative server's answers judge it."""
+    import time
+    from collections import deque
+
+    from gateway.router import _Recent
+
+    s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"], regime_evidence=True)
+    lrn = Learner(s.learner_config())
+    router = Router(s, BackendPool(s, Metrics()), lrn)
+    now = time.monotonic()
+    router._early.clear()
+    router.regimes["pair-0"] = RegimeState("speculative", since_s=now - 0.5, trial=True,
+                                           observed=lrn.served_acceptance, trial_observed=lrn.served_acceptance)
+    router.recent["pair-0"] = deque([_Recent(("creative", "high", 256, True), 40, True, 2.0)] * 32)
+    router.arrivals["pair-0"] = deque(now - 0.5 * i for i in range(32, 0, -1))
+    for _ in range(10):  # the baseline's last answers, read by the shadow lookup
+        lrn.observe_shadow("creative", "high", 40, 1.05, 200, 0.5)
+    router._update_regime("pair-0", 24, None)
+    state = router.regimes["pair-0"]
+    assert state.evidence is not None and state.evidence < 1 / 1.05  # a judged trial would end here
+    assert state.role == "speculative" and state.trial and state.pending is None

@@ -54,6 +54,7 @@ class LearnerConfig:
     prior_tokens_per_step_sd: float  # spread of the acceptance prior, in tokens per step
     prior_sampled_scale: float = 1.0  # the prior's gain over 1 token a step, and its spread, in the "high" bucket
     base_tie: float = 0.5  # the same for the step at batch 1 (host time, which differs by model: see stepfit)
+    base_ratio: float | None = None  # speculative / baseline step at batch 1 an idle role borrows at (None: priors')
     acceptance_by_kind: bool = False  # per-request acceptance cells by copy kind first (`core.acceptance_cells`)
     stall_from_load: float = math.inf  # a shared GPU's saturated steps (`SharedStall`) above this load (inf: off)
 
@@ -82,6 +83,7 @@ class Learner:
         self._log_output: dict[tuple[str, str], Ewma] = {}
         self._output_fraction: dict[tuple[str, str], Ewma] = {}
         self._backend_tokens_per_step = Ewma(config.prior_tokens_per_step)
+        self.served_acceptance = 0  # the speculative server's own answers read for acceptance (a trial is judged on)
         self._steps = {role: StepFit.from_prior(config.priors[role]) for role in ROLES}
         self._prefill = {role: Ewma(config.prior_prefill_s_per_token) for role in ROLES}
         self._prefill_tokens = Ewma(0.0)  # tokens per observed prefill: the unit of its weight
@@ -89,7 +91,8 @@ class Learner:
         self._prefill_line = {role: StepFit.from_prior(StepModel(config.priors[role].base_s,
                                                                  config.prior_prefill_s_per_token)) for role in ROLES}
         self._fitted = {role: fit.model() for role, fit in self._steps.items()}  # observations read these, predictions
-        self._models = tied_models(self._steps, config.slope_tie, config.priors, config.base_tie)  # read these
+        # read these
+        self._models = tied_models(self._steps, config.slope_tie, config.priors, config.base_tie, config.base_ratio)
         self._interference = {role: Ewma(config.prior_interference[role]) for role in ROLES}
         # the decision path reads these every request; they change only in `observe`
         self._kappa = {role: self._shrunk_interference(role) for role in ROLES}
@@ -198,6 +201,7 @@ class Learner:
         if obs.role == "baseline" and steps is None:
             steps = obs.completion_tokens
         if obs.role == "speculative" and steps:
+            self.served_acceptance += 1
             self._observe_both(key, obs.prompt_tokens, obs.completion_tokens, steps, obs.family, obs.temperature,
                                obs.copy_kind, 1.0, obs.predicted_tokens_per_step)
         if obs.warmup:
@@ -310,7 +314,8 @@ class Learner:
         if shared_gpu:  # the other role on the same GPU: what its fit knows grows old
             self._steps[OTHER_ROLE[role]].age(f)
         self._fitted[role] = self._steps[role].model()
-        self._models = tied_models(self._steps, self.config.slope_tie, self.config.priors, self.config.base_tie)
+        self._models = tied_models(self._steps, self.config.slope_tie, self.config.priors, self.config.base_tie,
+                                   self.config.base_ratio)
 
     def _observe_prefill(self, obs: Observation, step: float | None) -> None:
         role = obs.role

@@ -191,5 +191,6 @@ def import_state(lrn: Learner, state: dict[str, object], max_weight: float) -> l
         lrn._kappa[role] = lrn._shrunk_interference(role)
         lrn._prefill_s[role] = lrn._shrunk_prefill(role)
     lrn._fitted = {role: fit.model() for role, fit in lrn._steps.items()}
-    lrn._models = tied_models(lrn._steps, lrn.config.slope_tie, lrn.config.priors, lrn.config.base_tie)
+    lrn._models = tied_models(lrn._steps, lrn.config.slope_tie, lrn.config.priors, lrn.config.base_tie,
+                               lrn.config.base_ratio)
     return read.notes

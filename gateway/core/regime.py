@@ -16,8 +16,7 @@ a burst makes the mix look expensive on it (two switches inside one burst: 1.32x
 (`switch_price`): when the leaving server's running requests are predicted to finish within `free_drain_s`, or when
 the mix's predicted saving beyond the band, over the requests of the next `min_dwell_s` seconds (the regime holds
 that long anyway), exceeds the predicted cost of co-running the two servers while the old one drains. The dwell is
-in seconds, not decisions: at 12 requests/s sixteen decisions are 1.3 s.
-Evidence and hope (`SPECGATE_REGIME_EVIDENCE`, on where the shadow lookup runs) and the load cap: docs/routing.md.
+in seconds, not decisions. Evidence and hope (`SPECGATE_REGIME_EVIDENCE`) and the load cap: docs/routing.md.
 """
 
 from __future__ import annotations

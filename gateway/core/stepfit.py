@@ -99,7 +99,7 @@ class StepFit:
 
 
 def tied_models(fits: Mapping[Role, StepFit], tie: float, priors: Mapping[Role, StepModel],
-                base_tie: float | None = None) -> dict[Role, StepModel]:
+                base_tie: float | None = None, base_ratio: float | None = None) -> dict[Role, StepModel]:
     """Each role's model with its step at batch 1 and its per-request growth each combined, precision-weighted,
     with the other role's scaled by the priors' ratio; what is borrowed counts as uncertain by the other's own
     variance plus (`tie` × the larger value)², the room the ratio is given to differ from the priors'. (The GPU's
@@ -108,7 +108,16 @@ def tied_models(fits: Mapping[Role, StepFit], tie: float, priors: Mapping[Role, 
     step is mostly host time, and the speculative server's extra host time (proposer, rejection sampler) is a larger
     share of a small model's step (the 160M target trained on 2026-12-05: 2.6x the baseline's step against the 8B's
     1.4x); with 10% room three baseline responses could not move it off the borrowed 3.5 ms towards its own 2.0 ms.
-    Once both roles have quiet steps, the step at batch 1 is borrowed at their measured ratio, with the room `tie`."""
+    Once both roles have quiet steps, the step at batch 1 is borrowed at their measured ratio, with the room `tie`.
+    A speculative server that has served nothing borrows the measured baseline's step at batch 1 outright, at
+    `base_ratio` (None: the priors' ratio, weighed as above), from the baseline's quiet steps where it has them: its own
+    prior is of another machine, and the baseline's answers measure this GPU's speed (weighed against a prior 14% above
+    CALIBRATION.md's, the idle n-gram server's step read 1.55x a measured baseline's, the emulated pair's is 1.41x).
+    Its growth is weighed as before: on a GPU saturated by prompts the baseline's fit bends (3.2 ms + 1.03 ms a request
+    on the Azure code burst), and borrowed outright it priced the n-gram server at 1.5 ms a running request, kept the
+    burst on the baseline and read 1.059x the better static instead of 0.999x. Not the other way: a speculative step
+    is the baseline's plus a drafter's, whose share varies by drafter and model (a 4x step: a baseline whose only
+    answers were warm-up would borrow 2.8x its step and look dearer than a draft model it beats)."""
     models = {role: fit.model() for role, fit in fits.items()}
     out: dict[Role, StepModel] = {}
     for role, fit in fits.items():
@@ -121,10 +130,14 @@ def tied_models(fits: Mapping[Role, StepFit], tie: float, priors: Mapping[Role, 
                                                                             fits[other].variances_s2())
         base_scale, measured = _base_ratio(fit, fits[other], priors[role].base_s, priors[other].base_s)
         slope_scale = _ratio(priors[role].per_request_s, priors[other].per_request_s)
-        base = _combine(own.base_s, own_base_var, theirs.base_s * base_scale, their_base_var * base_scale**2,
-                        tie if base_tie is None or fit.count == 0 or measured else base_tie)
         slope = _combine(own.per_request_s, own_slope_var, theirs.per_request_s * slope_scale,
                          their_slope_var * slope_scale**2, tie)
+        if role == "speculative" and fit.count == 0 and base_ratio is not None:  # see the docstring
+            quiet = fits[other].quiet_s if fits[other].quiet_n >= QUIET_MIN_STEPS else theirs.base_s
+            out[role] = StepModel(quiet * (base_scale if measured else base_ratio), slope)
+            continue
+        base = _combine(own.base_s, own_base_var, theirs.base_s * base_scale, their_base_var * base_scale**2,
+                        tie if base_tie is None or fit.count == 0 or measured else base_tie)
         out[role] = StepModel(base, slope)
     return out
 

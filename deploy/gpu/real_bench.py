@@ -43,7 +43,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--policies", default="baseline,speculative,rules,adaptive")
     p.add_argument("--low-workload", default="mixed-low")
     p.add_argument("--high-workload", default="mixed-high")
-    p.add_argument("--low-rate", type=float, default=1.5, help="Poisson arrivals per second in the low phase (0: the workload's own arrivals, a trace)")
+    p.add_argument("--low-rate", type=float, default=1.5,
+                   help="Poisson arrivals per second in the low phase (0: the workload's own arrivals, a trace)")
     p.add_argument("--low-duration", type=float, default=36.0)
     p.add_argument("--high-conc", type=int, default=48)
     p.add_argument("--high-n", type=int, default=240, help="0: no high phase")

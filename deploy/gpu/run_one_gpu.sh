@@ -9,6 +9,8 @@
 # Env: BUDGET_S (default 570: the device's limit per call is 600 s), LAYOUTS (singles, default "baseline dynk
 # ngram"; a layout that cannot finish in what is left is skipped and recorded), POLICIES (pair, default
 # "adaptive@1,adaptive@2,baseline,speculative"), PRESTART_PAIR=1 (singles: start the pair's baseline at the end).
+# Arguments after the stage go to real_bench.py; a trace with its own arrivals instead of the two phases:
+#   bash deploy/gpu/run_one_gpu.sh pair --low-workload FILE.jsonl --low-rate 0 --low-duration 120 --high-n 0
 # --no-vllm replays the same stage against `specgate emulate` (h200-ngram profiles, dummy weights) on this machine;
 # EMU_TS there slows the emulated GPU (its --time-scale: 1.32 is an H100's speed on this stage, 2026-12-06).
 set -u

@@ -1,5 +1,6 @@
 #!/bin/bash
-# usage: bench1.sh SNAP TAG WINDOW FLEET -- bench args...   (runs holding one bench slot)
+# usage: bench1.sh SNAP TAG WINDOW FLEET -- bench args...   (runs holding one bench slot; the last two runs
+# with POLL=0.05, then as bench2.sh/slot2.sh, folded in here)
 snap=$1; tag=$2; w=$3; fleet=$4; shift 4
 cd /tmp/w38m
 out=runs/$tag--$w--$fleet

@@ -110,7 +110,8 @@ class Accounting:
             ))
             if self.shadow is not None and outcome.captured is not None:
                 outcome.shadow_tps = self.shadow.observe(
-                    role, ctx.payload, ctx.endpoint == CHAT, bytes(outcome.captured), ctx.stream,
+                    role, ctx.payload, ctx.endpoint == CHAT, bytes(outcome.captured),
+                    ctx.stream and ctx.movable is None,  # a movable request's capture is its joined answer
                     ctx.routed.learner_class or cls, ctx.routed.bucket, outcome.steps, tokens,
                     ctx.routed.features.prompt_tokens, ctx.routed.family, ctx.routed.features.temperature)
         elif outcome.drafted_part is not None and ctx.routed.features.n == 1:  # moved off its drafts: what they read

@@ -290,6 +290,8 @@ class Migrator:
                 self.pool.acquire(backend)
             outcome.moves, outcome.moved_why, outcome.drafted_part = tuple(live.moves), live.why, live.drafted_part
             outcome.completion_tokens, outcome.steps = join.completion_tokens, join.steps
+            if outcome.captured is not None:  # asked for by the shadow (`gateway.shadow`): the answer, joined
+                outcome.captured = orjson.dumps(joined_answer(join))
         if error is None and not relay.done and join.stopped is None:
             error = "upstream stream ended without [DONE]"
         if error is not None and error not in ("client_stalled", TOTAL_TIMEOUT):

@@ -314,6 +314,7 @@ class Proxy:
                            outcome: Outcome) -> web.Response:
         """A movable non-streamed request: its answer joined from the upstream stream (`gateway.migrate`)."""
         assert self.migrator is not None
+        outcome.captured = self.accounting.capture(backend.role)  # the shadow replays the joined answer
         error, data = await self.migrator.collect(ctx, backend, resp, first, outcome)
         outcome.ttft_s = time.perf_counter() - ctx.t0  # as for any non-streamed answer: when the whole answer came
         if error is not None:  # nothing reached the client yet: the request is tried again
@@ -328,6 +329,7 @@ class Proxy:
                              outcome: Outcome, out: web.StreamResponse) -> web.StreamResponse:
         """A stream that may move to the other server of its GPU on a switch (`gateway.migrate`)."""
         assert self.migrator is not None
+        outcome.captured = self.accounting.capture(backend.role)  # the shadow replays the joined answer
         task = asyncio.current_task()
         assert task is not None
         self._streams.add(task)

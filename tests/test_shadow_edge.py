@@ -3,6 +3,8 @@ and a structured class that gets acceptance evidence for the n-gram server while
 
 from __future__ import annotations
 
+from typing import Any
+
 import aiohttp
 import openai
 import orjson
@@ -54,8 +56,9 @@ async def test_a_structured_class_gets_shadow_acceptance_while_only_the_baseline
         gateway_factory: GatewayFactory, migration: bool) -> None:
     """With live migration on, a shared GPU's answers are joined from a stream that may move (`gateway.migrate`):
     they are replayed all the same. Before 2026-12-06 n they were not, the idle n-gram server never got acceptance
-    evidence, and the Azure code burst never entered speculation (1.065x the better static, 0% to speculation)."""
-    fmt = {} if migration else {"response_format": {"type": "json_object"}}  # a json_object answer never moves
+    evidence, and the Azure code burst never entered speculation (1.065x the better static, 0% to speculation).
+    A json_object answer never moves, so the movable requests here ask for none."""
+    fmt: dict[str, Any] = {} if migration else {"response_format": {"type": "json_object"}}
     async with EmulatedPair(profile="h200-ngram", time_scale=0.05) as pair:
         pair.register_references({f"s{i}": ANSWER for i in range(4)})
         gw: RunningGateway = await gateway_factory(

@@ -44,10 +44,10 @@ from gateway.core.protocol import CHAT
 from gateway.core.switch_migration import MovePlan
 from gateway.logevents import log_event
 from gateway.metrics import Metrics
-from gateway.relay import TOTAL_TIMEOUT, Outcome, Relay, pump
+from gateway.relay import TOTAL_TIMEOUT, Outcome, pump
 from gateway.router import Router
 from gateway.settings import Settings
-from gateway.streaming import SseTap, event_data
+from gateway.streaming import event_data
 from gateway.upstream import CLIENT_ERRORS, UpstreamClient
 
 log = logging.getLogger("specgate.migrate")
@@ -76,12 +76,12 @@ class Live:
     drafted_part: tuple[int, int] | None = None  # ... and the tokens and engine steps it made where it started
 
 
-class JoinRelay(Relay):
-    """The client side of a movable stream: whole events only, each passed through the joiner."""
+class JoinRelay:
+    """The client side of a movable stream: whole events only, each passed through the joiner (a `relay.Sink`)."""
 
     def __init__(self, out: web.StreamResponse | None, join: StreamJoin) -> None:
         """`out` None: a non-streamed request's parts, joined and not written anywhere."""
-        super().__init__(out, SseTap(strip_usage=False, chat=join.chat))  # type: ignore[arg-type]
+        self.out, self.last_out = out, b"\n\n"
         self.join = join
         self.buf = bytearray()
         self.done = False

@@ -215,7 +215,8 @@ class Proxy:
                 if 300 <= resp.status < 400:
                     raise UpstreamFailure("protocol", f"upstream answered a redirect ({resp.status}); not followed",
                                           suspect=True)
-                if resp.status == 200 and ctx.movable is not None and not ctx.stream:  # streamed upstream, joined
+                if resp.status == 200 and ctx.movable is not None and not ctx.stream \
+                        and resp.content_type == "text/event-stream":  # streamed upstream, joined (else: as it is)
                     first = await _readany_or_fail(resp)
                     deadline.reschedule(None)
                     return await self._join_answer(ctx, backend, resp, first, outcome)
@@ -317,11 +318,14 @@ class Proxy:
         outcome.captured = self.accounting.capture(backend.role)  # the shadow replays the joined answer
         error, data = await self.migrator.collect(ctx, backend, resp, first, outcome)
         outcome.ttft_s = time.perf_counter() - ctx.t0  # as for any non-streamed answer: when the whole answer came
+        if error == TOTAL_TIMEOUT:  # as a whole answer read past the total timeout: a 504
+            raise TimeoutError(error)
         if error is not None:  # nothing reached the client yet: the request is tried again
             raise UpstreamFailure("midstream", error, suspect=True)
         outcome.status = "200"
         self.pool.record_success(backend)
-        headers = self._headers(ctx, backend)
+        headers = response_headers(resp.headers)  # the first part's, as a non-streamed answer passes them through
+        headers.update(self._headers(ctx, backend))
         headers["Content-Type"] = "application/json"
         return web.Response(status=200, body=data, headers=headers)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
 import aiohttp
 from aiohttp import web
@@ -39,6 +40,13 @@ class Outcome:
     drafted_part: tuple[int, int] | None = None  # ... and the tokens and engine steps it made before it moved
     captured: bytes | bytearray | None = None  # shadow lookup: the response's bytes to replay (`gateway.shadow`)
     shadow_tps: float | None = None  # ... and what the replay read
+
+
+class Sink(Protocol):
+    """Where `pump` sends each upstream chunk: a `Relay`, or the migration's joiner (`gateway.migrate.JoinRelay`,
+    not a subclass: an interpreted class cannot inherit from this module's compiled one)."""
+
+    async def send(self, chunk: bytes) -> None: ...
 
 
 class Relay:
@@ -75,7 +83,7 @@ def first_byte_timeout(s: Settings, view: RequestView) -> float:
     return min(s.first_byte_timeout_s + s.nonstream_timeout_per_token_s * view.max_tokens, s.total_timeout_s)
 
 
-async def pump(resp: aiohttp.ClientResponse, relay: Relay, first: bytes, idle: float,
+async def pump(resp: aiohttp.ClientResponse, relay: Sink, first: bytes, idle: float,
                gap: BatchedObservations) -> str | None:
     """Relay chunks until the upstream ends; the error that ended it, if any (`client_stalled` when the
     client stopped reading). `idle` bounds each gap; the client's total timeout bounds the whole."""

@@ -31,8 +31,9 @@ def not_movable(chat: bool, body: Mapping[str, Any]) -> str | None:
     if body.get("tools") or body.get("tool_choice") not in (None, "none"):
         return "tools"
     fmt = body.get("response_format")
+    kind = fmt.get("type") if isinstance(fmt, Mapping) else None  # not a string: unknown, so never moved (nor hashed)
     guided = any(key.startswith("guided_") and value is not None for key, value in body.items())
-    if (isinstance(fmt, Mapping) and fmt.get("type") in STRUCTURED_FORMATS) or guided \
+    if (isinstance(fmt, Mapping) and (not isinstance(kind, str) or kind in STRUCTURED_FORMATS)) or guided \
             or body.get("structured_outputs") is not None:
         return "structured"  # the grammar's state is not resumable from text
     if body.get("seed") is not None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,19 +41,16 @@ from gateway.core.migration import (
 )
 from gateway.core.protocol import CHAT
 from gateway.core.switch_migration import MovePlan
+from gateway.join_relay import JoinRelay, Stopped
 from gateway.logevents import log_event
 from gateway.metrics import Metrics
 from gateway.relay import TOTAL_TIMEOUT, Outcome, pump
 from gateway.router import Router
 from gateway.settings import Settings
-from gateway.streaming import event_data
-from gateway.upstream import CLIENT_ERRORS, UpstreamClient
+from gateway.upstream import CLIENT_ERRORS, ResponseTooLarge, UpstreamClient
 
 log = logging.getLogger("specgate.migrate")
-
-
-class Stopped(Exception):
-    """The joiner cut the answer at a stop string that straddles a seam: the upstream is no longer read."""
+TOO_LARGE = "upstream answer over the size limit"
 
 
 @dataclass(slots=True, eq=False)
@@ -74,58 +70,6 @@ class Live:
     window: StepWindow | None = None  # its tokens per step, where mid-stream moves watch it
     why: str | None = None  # a mid-stream move's reason (the access log's `moved_why`) ...
     drafted_part: tuple[int, int] | None = None  # ... and the tokens and engine steps it made where it started
-
-
-class JoinRelay:
-    """The client side of a movable stream: whole events only, each passed through the joiner (a `relay.Sink`)."""
-
-    def __init__(self, out: web.StreamResponse | None, join: StreamJoin) -> None:
-        """`out` None: a non-streamed request's parts, joined and not written anywhere."""
-        self.out, self.last_out = out, b"\n\n"
-        self.join = join
-        self.buf = bytearray()
-        self.done = False
-        self.watch: Callable[[], None] | None = None  # called after each upstream event (mid-stream moves)
-
-    async def send(self, chunk: bytes) -> None:
-        self.buf += chunk
-        end = self.buf.rfind(b"\n\n")
-        if end < 0:
-            return
-        whole = bytes(self.buf[:end + 2])
-        del self.buf[:end + 2]
-        out: list[bytes] = []
-        for event in whole.split(b"\n\n"):
-            data = event_data(event)
-            if not data:
-                continue
-            if data == b"[DONE]":
-                self.done = True
-                out.append(b"data: [DONE]\n\n")
-                continue
-            try:
-                obj = orjson.loads(data)
-            except orjson.JSONDecodeError:
-                out.append(event + b"\n\n")
-                continue
-            out.extend(b"data: " + orjson.dumps(o) + b"\n\n" for o in self.join.event(obj))
-            if self.watch is not None:
-                self.watch()
-        if out:
-            await self._write(b"".join(out))
-        if self.join.stopped is not None:
-            raise Stopped
-
-    async def _write(self, data: bytes) -> None:
-        if self.out is None:
-            return
-        await self.out.write(data)
-        self.last_out = data
-
-    async def close_cut(self) -> None:
-        """The answer was cut at a stop: the usage the client asked for, then [DONE]."""
-        tail = b"".join(b"data: " + orjson.dumps(o) + b"\n\n" for o in self.join.closing())
-        await self._write(tail + b"data: [DONE]\n\n")
 
 
 class Migrator:
@@ -251,7 +195,7 @@ class Migrator:
         body = ctx.movable
         assert body is not None
         join = self._join(ctx, body, client_usage=True, continuous=False)
-        relay = JoinRelay(None, join)
+        relay = JoinRelay(None, join, self.settings.max_response_bytes)
         error = await self.stream(ctx, backend, resp, first, relay, outcome)
         return error, orjson.dumps(joined_answer(join))
 
@@ -261,7 +205,7 @@ class Migrator:
         assert body is not None
         options = body.get("stream_options")
         continuous = isinstance(options, dict) and bool(options.get("continuous_usage_stats"))
-        return JoinRelay(out, self._join(ctx, body, not ctx.strip_usage, continuous))
+        return JoinRelay(out, self._join(ctx, body, not ctx.strip_usage, continuous), self.settings.max_response_bytes)
 
     @staticmethod
     def _join(ctx: Context, body: dict[str, Any], client_usage: bool, continuous: bool) -> StreamJoin:
@@ -289,12 +233,12 @@ class Migrator:
                 self.pool.release(live.backend)
                 self.pool.acquire(backend)
             outcome.moves, outcome.moved_why, outcome.drafted_part = tuple(live.moves), live.why, live.drafted_part
-            outcome.completion_tokens, outcome.steps = join.completion_tokens, join.steps
+            outcome.completion_tokens, outcome.steps = relay.completion_tokens, relay.steps
             if outcome.captured is not None:  # asked for by the shadow (`gateway.shadow`): the answer, joined
                 outcome.captured = orjson.dumps(joined_answer(join))
         if error is None and not relay.done and join.stopped is None:
             error = "upstream stream ended without [DONE]"
-        if error is not None and error not in ("client_stalled", TOTAL_TIMEOUT):
+        if error is not None and error not in ("client_stalled", TOTAL_TIMEOUT) and not error.startswith(TOO_LARGE):
             self.pool.record_failure(live.backend, "midstream")
         return error
 
@@ -307,6 +251,11 @@ class Migrator:
                 live.resp.close()
                 await relay.close_cut()
                 return None
+            except ResponseTooLarge as exc:  # the request's own answer: no blame on the server, never retried
+                live.resp.close()
+                if relay.out is None:
+                    raise  # a non-streamed request: a 502 `upstream_response_too_large`, as a whole answer's
+                return f"{TOO_LARGE}: {exc}"
             to = live.move_to
             if to is not None and relay.done:  # it ended as it was moved: the break is the move's own close
                 return None

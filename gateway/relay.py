@@ -43,7 +43,7 @@ class Outcome:
 
 
 class Sink(Protocol):
-    """Where `pump` sends each upstream chunk: a `Relay`, or the migration's joiner (`gateway.migrate.JoinRelay`,
+    """Where `pump` sends each upstream chunk: a `Relay`, or the migration's joiner (`gateway.join_relay.JoinRelay`,
     not a subclass: an interpreted class cannot inherit from this module's compiled one)."""
 
     async def send(self, chunk: bytes) -> None: ...

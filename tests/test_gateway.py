@@ -85,7 +85,8 @@ async def test_stream_relay_keeps_framing_and_strips_injected_usage(
             raw = await r.read()
         assert raw.endswith(b"data: [DONE]\n\n")
         assert b'"usage"' not in raw  # the gateway asked upstream for usage; the client did not
-        assert base.bodies[-1]["stream_options"] == {"include_usage": True}
+        # live migration (on by default on a pair) also asks for usage on every chunk: the tokens a resume needs
+        assert base.bodies[-1]["stream_options"] == {"include_usage": True, "continuous_usage_stats": True}
         body["stream_options"] = {"include_usage": True}
         async with s.post(gw.url + "/v1/completions", json=body) as r:
             raw = await r.read()

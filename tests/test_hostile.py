@@ -383,8 +383,11 @@ async def test_7_literal_done_in_content_does_not_end_the_stream(gateway_factory
 
 # ------------------------------------------------------------------ 8. large SSE events
 
-async def test_8_large_event_is_relayed_as_it_arrives_when_stripping_usage(gateway_factory: Any,
-                                                                           upstreams: Any) -> None:
+@pytest.mark.parametrize("migration", [False, True])
+async def test_8_large_event_is_relayed_as_it_arrives_when_stripping_usage(gateway_factory: Any, upstreams: Any,
+                                                                           migration: bool) -> None:
+    """With live migration the stream is joined event by event: an event this large (1 MiB) turns it into a plain
+    relay (`gateway.join_relay.JOIN_EVENT_MAX`); before 2026-12-06 n it was held whole."""
     received = asyncio.Event()
 
     async def huge(request: web.Request) -> web.StreamResponse:
@@ -398,7 +401,8 @@ async def test_8_large_event_is_relayed_as_it_arrives_when_stripping_usage(gatew
         return resp
 
     up = await upstreams(huge)
-    gw = await gateway_factory(baseline_urls=[up.url], speculative_urls=[up.url], policy="baseline")
+    gw = await gateway_factory(baseline_urls=[up.url], speculative_urls=[up.url], policy="baseline",
+                               migration=migration)
     data = b""
     async with aiohttp.ClientSession() as s, s.post(gw.url + CHAT, json={**BODY, "stream": True},
                                                     timeout=aiohttp.ClientTimeout(total=GUARD_S)) as r:
@@ -425,6 +429,35 @@ async def test_9_upstream_answer_over_the_limit_is_refused_not_buffered(gateway_
         async with s.get(gw.url + "/ready") as r:
             assert all(b["ejections"] == 0 for b in (await r.json())["backends"])
     assert len(up.paths) == 1  # the request's own answer: not replayed
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_9_a_movable_request_never_holds_an_endless_event(gateway_factory: Any, upstreams: Any,
+                                                                stream: bool) -> None:
+    """With live migration a request's stream is joined event by event: an event that never ends is refused at the
+    size limit, not held (before 2026-12-06 n the joiner's buffer grew without bound)."""
+    async def endless(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(b'data: {"choices":[{"index":0,"delta":{"content":"')
+        with contextlib.suppress(ConnectionError, RuntimeError):  # the gateway hangs up at the limit
+            for _ in range(256):  # 4 MiB at most, the limit below is 64 KiB
+                await resp.write(b"a" * 16384)
+        return resp
+
+    up = await upstreams(endless)
+    gw = await gateway_factory(baseline_urls=[up.url], speculative_urls=[up.url], policy="baseline", migration=True,
+                               max_response_bytes=64 * 1024)
+    async with aiohttp.ClientSession() as s, s.post(gw.url + CHAT, json={**BODY, "stream": stream},
+                                                    timeout=aiohttp.ClientTimeout(total=GUARD_S)) as r:
+        if not stream:
+            assert r.status == 502 and (await r.json())["error"]["code"] == "upstream_response_too_large"
+            return
+        data = b""
+        with contextlib.suppress(aiohttp.ClientPayloadError):  # the stream ends with an error event, then closes
+            async for part in r.content.iter_any():
+                data += part
+    assert b"over the size limit" in data and len(data) < 64 * 1024
 
 
 # ------------------------------------------------------------------ 10. compressed upstream answers
@@ -532,7 +565,7 @@ async def test_13_large_valid_body_is_parsed_off_loop_and_served(gateway_factory
     big = {**BODY, "stream": True, "messages": [{"role": "user", "content": "word " * 20000}]}
     text = await _stream_text(gw.url, big)
     assert text.rstrip().endswith("data: [DONE]") and '"usage"' not in text  # usage added, then stripped
-    assert base.bodies[-1]["stream_options"] == {"include_usage": True}
+    assert base.bodies[-1]["stream_options"] == {"include_usage": True, "continuous_usage_stats": True}  # migration
 
 
 # ------------------------------------------------------------------ 14. slowloris

@@ -16,10 +16,11 @@ def test_unknown_names_are_rejected_at_start(bad: dict[str, object]) -> None:
 
 
 def test_every_core_config_comes_from_settings() -> None:
-    s = Settings(forgetting=0.9, margin=0.2, regime_min_dwell_s=5.0, long_prompt_tokens=10)
+    s = Settings(forgetting=0.9, margin=0.2, regime_min_dwell_s=5.0, long_prompt_tokens=10, migration=False)
     assert s.learner_config().forgetting == 0.9
     assert s.adaptive_config().margin == 0.2
-    assert s.regime_config().min_dwell_s == 5.0
+    assert s.regime_config().min_dwell_s == 5.0  # with live migration on: SPECGATE_REGIME_MIGRATION_DWELL_S
+    assert Settings(regime_migration_dwell_s=7.0).regime_config().min_dwell_s == 7.0
     assert s.classifier_config().long_prompt_tokens == 10
     assert s.rules_config().speculative_classes == tuple(s.rules_speculative_classes)
 

@@ -268,10 +268,11 @@ class Proxy:
         headers["X-Accel-Buffering"] = "no"
         out = web.StreamResponse(status=200, headers=headers)
         await out.prepare(ctx.request)
-        if ctx.movable is not None and self.migrator is not None:
+        outcome.captured = self.accounting.capture(backend.role)  # the shadow's replay, if one is due
+        if ctx.movable is not None and self.migrator is not None:  # there: the joined answer (`Migrator.stream`)
             return await self._relay_movable(ctx, backend, resp, first, outcome, out)
         tap = SseTap(strip_usage=ctx.strip_usage, chat=ctx.endpoint == CHAT, capture_limit=CAPTURE_BYTES)
-        tap.capture = outcome.captured = self.accounting.capture(backend.role)
+        tap.capture = outcome.captured
         relay = Relay(out, tap)
         task = asyncio.current_task()
         assert task is not None
@@ -333,7 +334,6 @@ class Proxy:
                              outcome: Outcome, out: web.StreamResponse) -> web.StreamResponse:
         """A stream that may move to the other server of its GPU on a switch (`gateway.migrate`)."""
         assert self.migrator is not None
-        outcome.captured = self.accounting.capture(backend.role)  # the shadow replays the joined answer
         task = asyncio.current_task()
         assert task is not None
         self._streams.add(task)

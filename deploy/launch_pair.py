@@ -11,8 +11,10 @@ of each is computed from the model sizes so that both fit, and the spare memory 
 
 Steps: compute the split (pure `split_gpu_memory`), build both command lines (pure `build_commands`),
 start the baseline, wait for its /health, start the speculative server (vLLM measures free memory at
-start-up, so the two must not profile at the same time), wait for /health, print the `specgate serve`
-environment, then keep both running until Ctrl-C (or exit at once with --detach).
+start-up, so the two must not profile at the same time), wait for /health, warm both up with sampled and greedy
+bursts (`warm_vllm.py`: vLLM compiles its sampling kernels on first use, a stall of seconds under traffic;
+`--no-warm-up` skips it), print the `specgate serve` environment, then keep both running until Ctrl-C (or exit at
+once with --detach).
 
 Draft choice rules (see deploy/README.md): the draft must share the target's tokenizer and vocabulary
 (vLLM verifies token ids, not text) and be 10–50× smaller: a bigger draft costs more per step than it
@@ -49,6 +51,8 @@ from pair_sizing import (
     read_model_config,
     split_gpu_memory,
 )
+from warm_vllm import plan as warm_plan
+from warm_vllm import served_model, warm
 
 
 # ------------------------------------------------------------------------------------------- running
@@ -70,6 +74,22 @@ def start(argv: list[str], log: Path, detach: bool) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
         return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=detach)
+
+
+def warm_up(urls: list[str]) -> bool:
+    """Both servers' sampling kernels compiled before traffic (`warm_vllm.py`); False if a request failed."""
+    failed = 0
+    for url in urls:
+        t0 = time.monotonic()
+        try:
+            model = served_model(url)
+        except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError) as exc:
+            print(f"{url}: cannot read /v1/models ({exc})", file=sys.stderr)
+            return False
+        ok, bad = warm(url, warm_plan(model))
+        failed += bad
+        print(f"{url} warmed up: {ok} requests in {time.monotonic() - t0:.1f} s, {bad} failed", flush=True)
+    return failed == 0
 
 
 def gpu_total_gib() -> float:
@@ -127,6 +147,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--log-dir", type=Path, default=Path("logs"))
     p.add_argument("--health-timeout-s", type=float, default=900.0)
     p.add_argument("--detach", action="store_true", help="leave both servers running and exit")
+    p.add_argument("--no-warm-up", dest="warm_up", action="store_false",
+                   help="skip the sampled warm-up bursts (warm_vllm.py) once both servers are healthy")
     p.add_argument("--dry-run", action="store_true", help="print the split and the commands, start nothing")
     first, _ = p.parse_known_args(argv)
     if first.config is not None:
@@ -204,6 +226,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{name} healthy", flush=True)
     except (RuntimeError, KeyboardInterrupt) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        for proc in procs:
+            proc.terminate()
+        return 1
+    if args.warm_up and not warm_up([local_url(cfg, cfg.baseline_port), local_url(cfg, cfg.speculative_port)]):
         for proc in procs:
             proc.terminate()
         return 1

@@ -34,8 +34,8 @@ def load_script(name: str) -> ModuleType:
     return sys.modules[name]
 
 
-LAUNCHER = ("pair_sizing", "pair_commands", "launch_pair")  # in import order
-sizing, commands, lp = (load_script(name) for name in LAUNCHER)
+LAUNCHER = ("pair_sizing", "pair_commands", "warm_vllm", "launch_pair")  # in import order
+sizing, commands, warmer, lp = (load_script(name) for name in LAUNCHER)
 
 
 # ------------------------------------------------------------------------------------------ launcher

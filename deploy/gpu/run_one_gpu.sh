@@ -8,7 +8,9 @@
 # high = 240 mixed-high requests at c = 48 closed loop; greedy and sampled requests as the workloads have them.
 # Env: BUDGET_S (default 570: the device's limit per call is 600 s), LAYOUTS (singles, default "baseline dynk
 # ngram"; a layout that cannot finish in what is left is skipped and recorded), POLICIES (pair, default
-# "adaptive@1,adaptive@2,baseline,speculative"), PRESTART_PAIR=1 (singles: start the pair's baseline at the end).
+# "adaptive@1,adaptive@2,baseline,speculative"), PRESTART_PAIR=1 (singles: start the pair's baseline at the end),
+# FRESH_PAIR=1 (pair: stop a pair left running by an earlier call, so this one starts cold), WARM_SAMPLING=1 (pair:
+# deploy/warm_vllm.py's sampled bursts on both servers before the bench, as launch_pair.py does).
 # Arguments after the stage go to real_bench.py; a trace with its own arrivals instead of the two phases:
 #   bash deploy/gpu/run_one_gpu.sh pair --low-workload FILE.jsonl --low-rate 0 --low-duration 120 --high-n 0
 # --no-vllm replays the same stage against `specgate emulate` (h200-ngram profiles, dummy weights) on this machine;
@@ -90,16 +92,24 @@ else
   if [ $novllm = 1 ]; then emulate h200-ngram; label=emulated-h200-pair
   else
     bash "$here/stop_vllm.sh" single-baseline single-ngram single-dynk
+    [ "${FRESH_PAIR:-0}" = 1 ] && bash "$here/stop_vllm.sh" baseline speculative
     bash "$here/start_pair.sh" ngram
     bash "$here/wait_vllm.sh" 8001 baseline 300; bash "$here/wait_vllm.sh" 8002 speculative 300
     label=real-$card-pair
   fi
   echo "pair up after $(( $(date +%s) - start )) s; $(left) s left"
   mkdir -p "$RUN/pair"; { keylines baseline; echo ----; keylines speculative; } > "$RUN/pair/startup.txt"
+  if [ "${WARM_SAMPLING:-0}" = 1 ]; then
+    $PY "$repo/deploy/warm_vllm.py" http://127.0.0.1:$BPORT http://127.0.0.1:$SPORT > "$RUN/pair/warm_vllm.txt" 2>&1
+    tail -2 "$RUN/pair/warm_vllm.txt"; echo "warmed up; $(left) s left"
+  fi
   bench "$label" pair --policies "${POLICIES:-adaptive@1,adaptive@2,baseline,speculative}" --budget-s $(( $(left) - 25 )) \
     --meta "layout=pair 0.45 + 0.45" --meta "serve_cmd=$(cat /tmp/gpu/*.cmd 2>/dev/null | tr '\n' ' ')" "$@" \
     > "$RUN/pair/bench.log" 2>&1
   tail -20 "$RUN/pair/bench.log"
+  # what vLLM compiled under traffic (a stall of seconds each), with its time: none after a good warm-up
+  [ $novllm = 0 ] && grep -a "JIT compilation during inference" /tmp/logs/baseline.log /tmp/logs/speculative.log \
+    > "$RUN/pair/jit-during-inference.txt" 2>/dev/null; wc -l < "$RUN/pair/jit-during-inference.txt" 2>/dev/null
 fi
 { date -u; nvidia-smi 2>&1; } >> "$RUN/nvidia-smi-$stage.txt"
 [ -n "$emu_pid" ] && kill "$emu_pid"

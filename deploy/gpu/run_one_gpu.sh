@@ -108,8 +108,10 @@ else
     > "$RUN/pair/bench.log" 2>&1
   tail -20 "$RUN/pair/bench.log"
   # what vLLM compiled under traffic (a stall of seconds each), with its time: none after a good warm-up
-  [ $novllm = 0 ] && grep -a "JIT compilation during inference" /tmp/logs/baseline.log /tmp/logs/speculative.log \
-    > "$RUN/pair/jit-during-inference.txt" 2>/dev/null; wc -l < "$RUN/pair/jit-during-inference.txt" 2>/dev/null
+  if [ $novllm = 0 ]; then
+    grep -a "JIT compilation during inference" /tmp/logs/baseline.log /tmp/logs/speculative.log > "$RUN/pair/jit.txt"
+    echo "$(wc -l < "$RUN/pair/jit.txt") JIT compilations during inference (pair/jit.txt)"
+  fi
 fi
 { date -u; nvidia-smi 2>&1; } >> "$RUN/nvidia-smi-$stage.txt"
 [ -n "$emu_pid" ] && kill "$emu_pid"

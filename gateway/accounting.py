@@ -86,7 +86,9 @@ class Accounting:
         tokens = outcome.completion_tokens or 0
         m.observe_shape(cls, ctx.routed.bucket, ctx.routed.features.prompt_tokens, tokens)
         if tokens:
-            m.counted(m.output_tokens, role, cls).inc(tokens)
+            for part_role, part in outcome.tokens_by_role or ((role, tokens),):  # moved: where each part ran
+                if part > 0:
+                    m.counted(m.output_tokens, part_role, cls).inc(part)
             if tokens > 1 and outcome.ttft_s is not None and ctx.stream:
                 m.observed(m.tpot, role, cls).observe((e2e - outcome.ttft_s) / (tokens - 1))
         if d.predicted_e2e_s is not None and role == d.role:

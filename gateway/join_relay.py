@@ -76,6 +76,8 @@ class JoinRelay:
             try:
                 obj = orjson.loads(data)
             except orjson.JSONDecodeError:
+                obj = None
+            if not isinstance(obj, dict):  # not an event object (`data: 42`): relayed as it came, not joined
                 out.append(event + b"\n\n")
                 continue
             out.extend(b"data: " + orjson.dumps(o) + b"\n\n" for o in self.join.event(obj))

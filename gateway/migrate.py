@@ -51,6 +51,7 @@ from gateway.upstream import CLIENT_ERRORS, ResponseTooLarge, UpstreamClient
 
 log = logging.getLogger("specgate.migrate")
 TOO_LARGE = "upstream answer over the size limit"
+RESUME_FAILED = "upstream stream ended and the request could not be resumed"
 
 
 @dataclass(slots=True, eq=False)
@@ -118,7 +119,7 @@ class Migrator:
         out = []
         for live in self.live.get(group, ()):
             leaving = live.backend
-            if leaving.role == to or live.move_to is not None or live.join.finished:
+            if leaving.role == to or live.move_to is not None or not live.join.resumable:
                 continue
             r, f, done = live.ctx.routed, live.ctx.routed.features, live.join.completion_tokens
             tps = lrn.tokens_per_step_posterior(r.task_class, r.bucket)[0]
@@ -143,7 +144,7 @@ class Migrator:
         """After an upstream event of a watched stream: every few engine steps, move it to the least-loaded baseline
         server when its own recent tokens per step make staying dearer (`gateway.core.midstream.judge`)."""
         cfg, window, join = self.midstream, live.window, live.join
-        if cfg is None or window is None or live.move_to is not None or join.finished \
+        if cfg is None or window is None or live.move_to is not None or not join.resumable \
                 or live.backend.role != "speculative" or not window.feed(join.completion_tokens) \
                 or not due(window.steps, window.last_look, cfg):
             return
@@ -204,8 +205,9 @@ class Migrator:
         body = ctx.movable
         assert body is not None
         options = body.get("stream_options")
-        continuous = isinstance(options, dict) and bool(options.get("continuous_usage_stats"))
-        return JoinRelay(out, self._join(ctx, body, not ctx.strip_usage, continuous), self.settings.max_response_bytes)
+        usage = not ctx.strip_usage  # continuous usage only with include_usage, as vLLM reads them
+        continuous = usage and isinstance(options, dict) and bool(options.get("continuous_usage_stats"))
+        return JoinRelay(out, self._join(ctx, body, usage, continuous), self.settings.max_response_bytes)
 
     @staticmethod
     def _join(ctx: Context, body: dict[str, Any], client_usage: bool, continuous: bool) -> StreamJoin:
@@ -234,11 +236,15 @@ class Migrator:
                 self.pool.acquire(backend)
             outcome.moves, outcome.moved_why, outcome.drafted_part = tuple(live.moves), live.why, live.drafted_part
             outcome.completion_tokens, outcome.steps = relay.completion_tokens, relay.steps
+            if live.moves:
+                roles, counts = [backend.role, *live.moves], [*join.part_counts, join.part_tokens]
+                outcome.tokens_by_role = tuple(zip(roles, counts, strict=False))  # a failed resume: one count more
             if outcome.captured is not None:  # asked for by the shadow (`gateway.shadow`): the answer, joined
                 outcome.captured = orjson.dumps(joined_answer(join))
         if error is None and not relay.done and join.stopped is None:
             error = "upstream stream ended without [DONE]"
-        if error is not None and error not in ("client_stalled", TOTAL_TIMEOUT) and not error.startswith(TOO_LARGE):
+        if error is not None and error not in ("client_stalled", TOTAL_TIMEOUT, RESUME_FAILED) \
+                and not error.startswith(TOO_LARGE):  # a resume that failed is not the leaving server's fault
             self.pool.record_failure(live.backend, "midstream")
         return error
 
@@ -264,7 +270,7 @@ class Migrator:
             resumed = await self._resume(live, to)
             if resumed is None:
                 self.metrics.counted(self.metrics.migrations, "resume_failed").inc()
-                return "upstream stream ended and the request could not be resumed"
+                return RESUME_FAILED
             first = resumed
             relay.buf.clear()  # half an event of the part that was cut: never relayed, never resumed from
             live.move_to = None
@@ -285,7 +291,9 @@ class Migrator:
         if live.target is not None:
             arriving, live.target = [live.target], None
         for backend in [*arriving, leaving]:
-            headers = ctx.headers if backend.auth is None else {**ctx.headers, "Authorization": backend.auth}
+            headers = ctx.headers  # as `Proxy._attempt`: a URL's credentials only where none are forwarded
+            if backend.auth is not None and "Authorization" not in headers:
+                headers = {**headers, "Authorization": backend.auth}
             answered = await self._first_bytes(backend, ctx, payload, headers)
             if answered is None:
                 continue

@@ -1,11 +1,9 @@
 """Relays one completion request: route, send upstream with failover before the first byte, stream back.
 
-Failover: connect errors, timeouts before the first byte and 500/502/503/504 answers are retried on
-another routable backend of the chosen role, then of the other role, up to `max_attempts`, with
-jittered exponential backoff. Once a byte reached the client, a failure ends the stream with an SSE
-`error` event. A client that goes away cancels the handler; the upstream response is closed at once
-so vLLM aborts the request.
-"""
+Failover: connect errors, timeouts before the first byte and 500/502/503/504 answers are retried on another
+routable backend of the chosen role, then of the other role, up to `max_attempts`, with jittered exponential
+backoff. Once a byte reached the client, a failure ends the stream with an SSE `error` event. A client that goes
+away cancels the handler; the upstream response is closed at once so vLLM aborts the request."""
 
 from __future__ import annotations
 
@@ -35,7 +33,7 @@ from gateway.core.protocol import (
 from gateway.intake import Intake
 from gateway.logevents import event_line, log_event
 from gateway.metrics import Metrics
-from gateway.migrate import Migrator
+from gateway.migrate import RESUME_FAILED, Migrator
 from gateway.relay import TOTAL_TIMEOUT, Outcome, Relay, close_client, first_byte_timeout, pump
 from gateway.router import Router
 from gateway.settings import Settings
@@ -106,9 +104,9 @@ class Proxy:
         return await self._with_failover(ctx)
 
     async def _with_failover(self, ctx: Context) -> web.StreamResponse:
-        """Connect failures blame the backend at once. A suspect failure (5xx answer, redirect, timeout)
-        may be the request's own doing: it blames the backend only if another backend then serves the
-        request; when a second backend fails it too, the request is the cause: no blame, no more tries."""
+        """Connect failures blame the backend at once. A suspect failure (5xx answer, redirect, timeout) may be the
+        request's own doing: it blames the backend only if another backend then serves the request; when a second
+        backend fails it too, the request is the cause: no blame, no more tries. A blameless one blames nobody."""
         role = ctx.routed.decision.role
         tried: set[Backend] = set()
         suspects: list[tuple[Backend, UpstreamFailure]] = []
@@ -128,7 +126,8 @@ class Proxy:
             except UpstreamFailure as failure:
                 last = (failure, backend)
                 if not failure.suspect:
-                    self.pool.record_failure(backend, failure.reason)
+                    if not failure.blameless:  # a move the gateway could not resume: tried again, nobody blamed
+                        self.pool.record_failure(backend, failure.reason)
                 elif suspects:
                     suspects.append((backend, failure))
                     _warn(event="request_caused_failure", id=ctx.request_id, backend=backend.name,
@@ -321,8 +320,9 @@ class Proxy:
         outcome.ttft_s = time.perf_counter() - ctx.t0  # as for any non-streamed answer: when the whole answer came
         if error == TOTAL_TIMEOUT:  # as a whole answer read past the total timeout: a 504
             raise TimeoutError(error)
-        if error is not None:  # nothing reached the client yet: the request is tried again
-            raise UpstreamFailure("midstream", error, suspect=True)
+        if error is not None:  # nothing reached the client yet: tried again (a move not resumed blames nobody)
+            lost = error == RESUME_FAILED
+            raise UpstreamFailure("resume_failed" if lost else "midstream", error, suspect=not lost, blameless=lost)
         outcome.status = "200"
         self.pool.record_success(backend)
         headers = response_headers(resp.headers)  # the first part's, as a non-streamed answer passes them through

@@ -51,13 +51,15 @@ _REQUEST_ID = re.compile(r"[A-Za-z0-9._:@/+=-]{1,128}")
 class UpstreamFailure(Exception):
     """A failed attempt before the first byte (so failover is allowed); `reason` is a metric label."""
 
-    def __init__(self, reason: str, message: str, *, status: int | None = None, suspect: bool = False) -> None:
+    def __init__(self, reason: str, message: str, *, status: int | None = None, suspect: bool = False,
+                 blameless: bool = False) -> None:
         super().__init__(message)
         self.reason = reason
         self.status = status
         # True when the request itself may be the cause (a 5xx answer, a timeout after it was sent):
         # the backend is blamed only if another backend then serves the same request.
         self.suspect = suspect
+        self.blameless = blameless  # the gateway's own doing (a move that could not resume): tried again, no blame
 
 
 class StatusFailure(UpstreamFailure):

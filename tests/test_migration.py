@@ -97,8 +97,10 @@ def test_a_resume_continues_the_answer_with_the_tokens_left() -> None:
     assert chat["max_tokens"] == 88 and chat["min_tokens"] == 0
     assert chat["stream_options"] == {"include_usage": True, "continuous_usage_stats": True}
     assert CHAT_BODY["messages"] == [{"role": "user", "content": "hi"}]  # the original is untouched
-    done = resume_body(False, {"prompt": "Q: ", "max_completion_tokens": 5}, "A b", 3)
-    assert done is not None and done["prompt"] == "Q: A b" and done["max_completion_tokens"] == 2
+    done = resume_body(False, {"prompt": "Q: ", "max_completion_tokens": 5}, "A b", 3)  # not a completions field:
+    assert done is not None and done["prompt"] == "Q: A b" and done["max_tokens"] == 13  # vLLM's default 16 holds
+    both = resume_body(True, {**CHAT_BODY, "max_tokens": 5, "max_completion_tokens": 60}, "Hi", 6)
+    assert both is not None and both["max_completion_tokens"] == 54  # a chat's max_completion_tokens wins
     assert resume_body(False, {"prompt": "Q: ", "max_tokens": 3}, "A b c", 3) is None  # nothing left to resume
 
 

@@ -18,6 +18,9 @@ from typing import Any
 
 REMAINING_FLOOR = 0.1  # a request past its predicted end is taken to have this share of its prediction left
 STRUCTURED_FORMATS = frozenset({"json_schema", "json_object", "structural_tag", "grammar", "regex"})
+COMPLETIONS_DEFAULT_MAX_TOKENS = 16  # vLLM's `CompletionRequest.max_tokens` when a completion gives none
+MAX_STOPS, MAX_STOP_CHARS = 16, 1024  # beyond these a request's stop strings are never checked at a seam: not moved
+PENALTIES = ("frequency_penalty", "presence_penalty")  # vLLM counts them over generated tokens only
 
 
 def not_movable(chat: bool, body: Mapping[str, Any]) -> str | None:
@@ -26,7 +29,11 @@ def not_movable(chat: bool, body: Mapping[str, Any]) -> str | None:
         return "n"
     if body.get("echo"):
         return "echo"
-    if body.get("logprobs") not in (None, False) or body.get("top_logprobs") or body.get("prompt_logprobs") is not None:
+    if body.get("use_beam_search"):
+        return "n"
+    logprobs = body.get("logprobs")  # completions' 0 asks for the sampled tokens' logprobs (and 0 == False)
+    if (logprobs is not None and logprobs is not False) or body.get("top_logprobs") \
+            or body.get("prompt_logprobs") is not None:
         return "logprobs"
     if body.get("tools") or body.get("tool_choice") not in (None, "none"):
         return "tools"
@@ -40,10 +47,21 @@ def not_movable(chat: bool, body: Mapping[str, Any]) -> str | None:
         return "seed"  # the resumed sampler would not draw what the first one would have
     if body.get("return_tokens_as_token_ids"):
         return "token_ids"
+    if any(body.get(key) not in (None, 0) for key in PENALTIES):
+        return "penalty"  # resumed, the partial answer is prompt: its repetitions would go unpenalised
+    stops, least = stop_strings(body), body.get("min_tokens")
+    if len(stops) > MAX_STOPS or sum(map(len, stops)) > MAX_STOP_CHARS \
+            or (stops and isinstance(least, int) and least > 0):
+        return "stop"  # checked at a seam by `SeamCut`, which does not count `min_tokens` (vLLM stops after them)
+    if body.get("truncate_prompt_tokens") is not None \
+            or (body.get("stream_options") is not None and not body.get("stream")):
+        return "shape"  # the resumed prompt is truncated elsewhere; vLLM refuses the other with a 400 of its own
     if chat:
-        if not isinstance(body.get("messages"), list) or body.get("continue_final_message") \
-                or body.get("add_generation_prompt") is False:
-            return "shape"
+        messages = body.get("messages")
+        if not isinstance(messages, list) or body.get("continue_final_message") \
+                or body.get("add_generation_prompt") is False \
+                or (messages and isinstance(messages[-1], Mapping) and messages[-1].get("role") == "assistant"):
+            return "shape"  # a resume after an assistant turn would send two in a row (some templates refuse it)
     elif not isinstance(body.get("prompt"), str) or body.get("suffix") is not None:
         return "shape"
     return None
@@ -73,24 +91,37 @@ def move_extra_s(stay_s: float, on_arriving_s: float, reprefill_s: float) -> flo
     return max(reprefill_s + on_arriving_s - stay_s, 0.0)
 
 
-def resume_body(chat: bool, body: Mapping[str, Any], text: str, tokens: int) -> dict[str, Any] | None:
-    """The request that continues `body` after `text` (`tokens` completion tokens); None when its token budget
-    is spent (nothing left to resume)."""
-    out = dict(body)
-    for key in ("max_tokens", "max_completion_tokens"):
+def token_limit(chat: bool, body: Mapping[str, Any]) -> int | None:
+    """The completion tokens vLLM grants `body` (None: up to the context): a chat's `max_completion_tokens` over
+    its `max_tokens`; a completion's `max_tokens`, 16 when absent."""
+    keys = ("max_completion_tokens", "max_tokens") if chat else ("max_tokens",)
+    for key in keys:
         limit = body.get(key)
         if isinstance(limit, int) and not isinstance(limit, bool):
-            if limit - tokens < 1:
-                return None
-            out[key] = limit - tokens
+            return limit
+    return None if chat or "max_tokens" in body else COMPLETIONS_DEFAULT_MAX_TOKENS
+
+
+def resume_body(chat: bool, body: Mapping[str, Any], text: str, tokens: int) -> dict[str, Any] | None:
+    """The request that continues `body` after `text` (`tokens` completion tokens); None when its token budget
+    is spent (nothing left to resume). A chat with no text yet is sent again as it came (an empty final assistant
+    message would be taken as a closed turn)."""
+    out = dict(body)
+    limit = token_limit(chat, body)
+    if limit is not None:
+        if limit - tokens < 1:
+            return None
+        for key in ("max_tokens", "max_completion_tokens"):
+            if key in body or (key == "max_tokens" and not chat):
+                out[key] = limit - tokens
     least = body.get("min_tokens")
     if isinstance(least, int) and not isinstance(least, bool):
         out["min_tokens"] = max(least - tokens, 0)
-    if chat:
+    if chat and text:
         out["messages"] = [*body["messages"], {"role": "assistant", "content": text}]
         out["continue_final_message"] = True
         out["add_generation_prompt"] = False
-    else:
+    elif not chat:
         out["prompt"] = body["prompt"] + text
     out["stream"] = True
     out["stream_options"] = {"include_usage": True, "continuous_usage_stats": True}
@@ -187,14 +218,24 @@ class StreamJoin:
     content_events: int = 0
     steps: int = 0  # engine steps, counted as `SseTap.engine_steps` counts them (a role-only chunk is none)
     cut: SeamCut | None = field(default=None)
+    part_counts: list[int] = field(default_factory=list)  # completion tokens of each part before the current one
+    reasoning: str = ""  # a reasoning model's reasoning relayed so far (vLLM's `reasoning_content` or `reasoning`)
+    reasoning_key: str = "reasoning_content"
 
     @property
     def completion_tokens(self) -> int:
         return self.tokens + self.part_tokens
 
+    @property
+    def resumable(self) -> bool:
+        """Whether the answer so far can be resumed from: not finished, no reasoning (a resume carries the answer's
+        text only), and not whitespace alone (a chat template trims it: the resumed turn would start afresh)."""
+        return not self.finished and not self.reasoning and (not self.chat or not self.text or bool(self.text.strip()))
+
     def seam(self) -> None:
         """The current part ends here; the next events are the resumed request's."""
         self.tokens += self.part_tokens
+        self.part_counts.append(self.part_tokens)
         self.part_tokens = 0
         self.part += 1
         self.cut = SeamCut(self.text, self.stops, self.include_stop) if self.stops else None
@@ -247,6 +288,8 @@ class StreamJoin:
         key = "content" if self.chat else "text"
         content = holder.get(key)
         finish = choice.get("finish_reason")
+        if self.chat:
+            self._read_reasoning(holder)
         if content or finish is not None or "role" not in holder:  # a step's tokens (an EOS alone: no text)
             self.steps += 1
         if self.part and self.chat and "role" in holder:
@@ -276,6 +319,14 @@ class StreamJoin:
             self.stop_reason = self.stopped if self.stopped is not None else choice.get("stop_reason")
         return [obj]
 
+    def _read_reasoning(self, delta: dict[str, Any]) -> None:
+        for key in ("reasoning_content", "reasoning"):
+            value = delta.get(key)
+            if isinstance(value, str) and value:
+                self.reasoning += value
+                self.reasoning_key = key
+                return
+
     def closing(self) -> list[dict[str, Any]]:
         """After the joiner cut the answer: the usage event the client asked for (the upstream is closed)."""
         if not self.client_usage or self.usage_sent or self.ident is None:
@@ -295,6 +346,8 @@ def joined_answer(join: StreamJoin) -> dict[str, Any]:
     if join.chat:
         message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None, "annotations": None,
                                    "audio": None, "function_call": None, "tool_calls": [], "reasoning_content": None}
+        if join.reasoning:
+            message[join.reasoning_key] = join.reasoning
         choice: dict[str, Any] = {"index": 0, "message": message, "logprobs": None,
                                   "finish_reason": join.finish_reason, "stop_reason": join.stop_reason}
     else:

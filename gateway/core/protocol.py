@@ -242,7 +242,8 @@ def request_view(endpoint: str, body: dict[str, Any]) -> RequestView:
         parts = [prompt] if isinstance(prompt, str) else []
         instruction = instruction_text(prompt) if isinstance(prompt, str) else ""
     stream_options = body.get("stream_options")
-    include_usage = isinstance(stream_options, dict) and bool(stream_options.get("include_usage"))
+    # vLLM's `StreamOptions.include_usage` defaults to true once `stream_options` is given
+    include_usage = isinstance(stream_options, dict) and bool(stream_options.get("include_usage", True))
     response_format = body.get("response_format")
     rf_type = response_format.get("type") if isinstance(response_format, dict) else None
     extra = body.get("extra_body")
@@ -279,5 +280,7 @@ def prepare(endpoint: str, raw: bytes) -> tuple[RequestView, bytes | None]:
     if not (view.stream and not view.include_usage):
         return view, None
     options = body.get("stream_options")
-    body["stream_options"] = {**(options if isinstance(options, dict) else {}), "include_usage": True}
+    # usage on every chunk only with include_usage, as vLLM reads them: the gateway asks for the final one only
+    body["stream_options"] = {**(options if isinstance(options, dict) else {}), "include_usage": True,
+                              "continuous_usage_stats": False}
     return view, orjson.dumps(body)

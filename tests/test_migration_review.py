@@ -1,0 +1,563 @@
+"""Live migration defects found in review (round o), each a regression test: what a faithful move does."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import aiohttp
+import openai
+import pytest
+from aiohttp import ClientSession, web
+from test_migration import GROUP, SCALE, _client, _migrations, _pair_gateway, _switch, reference
+
+from gateway.bench.kit.inproc import RunningGateway, serve_app, until
+from gateway.core.migration import not_movable
+from gateway.emulator import EmulatedPair
+from gateway.state import AppState
+
+# --- 1. chat with both max_tokens and max_completion_tokens: vLLM (and the emulator) obey max_completion_tokens,
+# the router's features too, but resume_body refuses to resume once the (ignored) max_tokens is used up.
+
+async def test_both_token_limits_a_moved_chat_still_completes(gateway_factory: Callable[..., Any]) -> None:
+    async with EmulatedPair(profile="h200-ngram", time_scale=SCALE) as pair:
+        pair.register_references({"b": reference(4)})
+        gw = await _pair_gateway(gateway_factory, pair)
+        migrator = gw.app[AppState.key].proxy.migrator
+        assert migrator is not None
+        client = _client(gw)
+        head = {"x-request-id": "b"}
+        body: Any = dict(model="specgate-emu", messages=[{"role": "user", "content": "Notes (b)."}], temperature=0,
+                    max_tokens=5, max_completion_tokens=60)
+        alone = await openai.AsyncOpenAI(base_url=pair.baseline_url + "/v1", api_key="x").chat.completions.create(
+            **body, extra_headers=head)
+        assert alone.usage is not None and alone.usage.completion_tokens == 60  # max_completion_tokens wins
+        stream = await client.chat.completions.create(**body, stream=True, extra_headers=head)
+        text, finishes, error = "", [], None
+        try:
+            async for chunk in stream:
+                if chunk.choices:
+                    text += chunk.choices[0].delta.content or ""
+                    finishes += [chunk.choices[0].finish_reason] if chunk.choices[0].finish_reason else []
+                if len(text) > 20 and not _migrations(gw):
+                    live = next(iter(migrator.live[GROUP]), None)
+                    if live is not None and live.join.completion_tokens > 6 and live.move_to is None:
+                        _switch(gw, "speculative")
+        except Exception as exc:  # the SDK raises on the gateway's SSE error event
+            error = repr(exc)
+        state = gw.app[AppState.key]
+        print("error:", error, "resume_failed:", _migrations(gw, "resume_failed"),
+              "failures:", [(b.name, b.consecutive_failures) for b in state.pool.backends])
+        assert error is None, error
+        assert _migrations(gw, "resume_failed") == 0
+        assert text == alone.choices[0].message.content and finishes == ["length"]
+        await client.close()
+
+
+# --- a scripted vLLM-like upstream (both servers of the GPU are this one app); records each request body
+
+def _chunk(obj_delta: dict[str, Any], finish: str | None, tokens: int, chat: bool = True,
+           extra: dict[str, Any] | None = None) -> bytes:
+    choice: dict[str, Any] = {"index": 0, "finish_reason": finish, **(extra or {})}
+    if chat:
+        choice["delta"] = obj_delta
+    else:
+        choice["text"] = obj_delta.get("content", "")
+    obj = {"id": "up-1", "object": "chat.completion.chunk" if chat else "text_completion", "created": 1, "model": "m",
+           "choices": [choice], "usage": {"prompt_tokens": 7, "completion_tokens": tokens, "total_tokens": 7 + tokens}}
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+async def _scripted(script: Callable[[dict[str, Any], int], list[bytes]], hang_after: Callable[[int], bool]
+                    ) -> tuple[Any, str, list[dict[str, Any]], asyncio.Event]:
+    """An upstream whose n-th request (0-based) streams `script(body, n)`; it then hangs (until the event is set)
+    when `hang_after(n)`, else ends with the final usage and [DONE]."""
+    bodies: list[dict[str, Any]] = []
+    hang = asyncio.Event()
+
+    async def completion(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        n = len(bodies)
+        bodies.append(body)
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        for part in script(body, n):
+            await resp.write(part)
+            await asyncio.sleep(0.005)
+        if hang_after(n):
+            await hang.wait()
+        else:
+            await resp.write(b"data: [DONE]\n\n")
+        return resp
+
+    async def health(_: web.Request) -> web.Response:
+        return web.Response(text="")
+
+    async def models(_: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "m"}]})
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", completion)
+    app.router.add_post("/v1/completions", completion)
+    app.router.add_get("/health", health)
+    app.router.add_get("/metrics", health)
+    app.router.add_get("/v1/models", models)
+    runner, url = await serve_app(app)
+    return runner, url, bodies, hang
+
+
+# --- 2. a reasoning model (vLLM --reasoning-parser): a non-streamed chat that may move is streamed upstream and
+# joined; the joined answer drops the reasoning entirely (no move needed).
+
+@pytest.mark.parametrize("key", ["reasoning_content", "reasoning"])  # vLLM's older and newer field names
+async def test_a_joined_non_streamed_answer_keeps_the_reasoning(gateway_factory: Callable[..., Any], key: str) -> None:
+    def script(_: dict[str, Any], n: int) -> list[bytes]:
+        return [_chunk({"role": "assistant", "content": ""}, None, 0),
+                _chunk({key: "Let me think."}, None, 3),
+                _chunk({"content": "Answer."}, None, 5),
+                _chunk({"content": ""}, "stop", 5)]
+
+    runner, url, bodies, hang = await _scripted(script, lambda n: False)
+    try:
+        gw: RunningGateway = await gateway_factory(backends=[f"baseline={url}@gpu", f"speculative={url}@gpu"],
+                                                   policy="baseline", migration=True)
+        async with ClientSession() as session, session.post(gw.url + "/v1/chat/completions", json={
+                "model": "m", "messages": [{"role": "user", "content": "hi"}]}) as resp:
+            answer = await resp.json()
+        print(json.dumps(answer["choices"][0]["message"]))
+        assert bodies[0]["stream"] is True  # the gateway streamed it upstream to join it
+        assert answer["choices"][0]["message"]["content"] == "Answer."
+        assert answer["choices"][0]["message"].get(key) == "Let me think."
+    finally:
+        hang.set()
+        await runner.cleanup()
+
+
+# --- 3. a reasoning stream moved mid-reasoning: the resume carries none of the reasoning already streamed, so the
+# arriving server starts thinking again from nothing (the client sees the reasoning twice / a different one).
+
+async def test_a_stream_moved_mid_reasoning_is_not_resumed_without_it(gateway_factory: Callable[..., Any]) -> None:
+    def script(body: dict[str, Any], n: int) -> list[bytes]:
+        if n == 0:
+            return [_chunk({"role": "assistant", "content": ""}, None, 0),
+                    _chunk({"reasoning_content": "Step one, "}, None, 3),
+                    _chunk({"reasoning_content": "step two, "}, None, 6)]
+        return [_chunk({"role": "assistant", "content": ""}, None, 0), _chunk({"content": "Done."}, "stop", 2)]
+
+    runner, url, bodies, hang = await _scripted(script, lambda n: n == 0)
+    try:
+        gw: RunningGateway = await gateway_factory(backends=[f"baseline={url}@gpu", f"speculative={url}@gpu"],
+                                                   policy="baseline", migration=True)
+        state = gw.app[AppState.key]
+        migrator = state.proxy.migrator
+        assert migrator is not None
+        async with ClientSession() as session, session.post(gw.url + "/v1/chat/completions", json={
+                "model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}) as resp:
+            got = b""
+            while b"step two" not in got:
+                got += await resp.content.readany()
+            state.router.import_regimes({"gpu": "speculative"})
+            migrator.switched()
+            # a resume carries the answer's text only: a stream with reasoning stays where it is
+            assert [x.move_to for x in migrator.live["gpu"]] == [None]
+        assert _migrations(gw) == 0 and len(bodies) == 1
+    finally:
+        hang.set()
+        await runner.cleanup()
+
+
+# --- 4. completions `logprobs: 0` asks vLLM for the sampled tokens' logprobs (0 == False in Python, so
+# `not_movable` lets it through); the non-streamed answer the gateway joins then has `logprobs: null`.
+
+async def test_completions_logprobs_zero_keeps_its_logprobs(gateway_factory: Callable[..., Any]) -> None:
+    lp = {"tokens": ["A"], "token_logprobs": [-0.1], "top_logprobs": [{}], "text_offset": [0]}
+
+    def script(_: dict[str, Any], n: int) -> list[bytes]:
+        return [_chunk({"content": "A"}, None, 1, chat=False, extra={"logprobs": lp}),
+                _chunk({"content": ""}, "length", 1, chat=False, extra={"logprobs": None})]
+
+    runner, url, bodies, hang = await _scripted(script, lambda n: False)
+    try:
+        gw: RunningGateway = await gateway_factory(backends=[f"baseline={url}@gpu", f"speculative={url}@gpu"],
+                                                   policy="baseline", migration=True)
+        async with ClientSession() as session, session.post(gw.url + "/v1/completions", json={
+                "model": "m", "prompt": "Q:", "max_tokens": 1, "logprobs": 0}) as resp:
+            await resp.read()
+        # never movable: passed through as it came (not streamed upstream, so not joined without its logprobs)
+        assert "stream" not in bodies[0] and bodies[0]["logprobs"] == 0
+    finally:
+        hang.set()
+        await runner.cleanup()
+
+
+# --- 5. sampling options that a resume from text does not reproduce: vLLM's presence/frequency penalties count
+# only *generated* tokens (the partial answer becomes prompt on resume, so its repetitions go unpenalised);
+# truncate_prompt_tokens keeps the last k tokens of the prompt, which on resume is prompt + partial answer;
+# beam search keeps beams that text cannot carry; logprobs 0 (above). All are moved today.
+
+@pytest.mark.parametrize(("chat", "extra"), [
+    (False, {"logprobs": 0}),
+    (True, {"frequency_penalty": 1.5}),
+    (True, {"presence_penalty": 1.0}),
+    (False, {"frequency_penalty": 0.8}),
+    (True, {"truncate_prompt_tokens": 16}),
+    (False, {"truncate_prompt_tokens": 16}),
+    (False, {"use_beam_search": True}),
+])
+def test_requests_a_text_resume_does_not_reproduce_are_not_movable(chat: bool, extra: dict[str, Any]) -> None:
+    body: dict[str, Any] = ({"model": "m", "messages": [{"role": "user", "content": "hi"}]} if chat
+                            else {"model": "m", "prompt": "Q: "})
+    assert not_movable(chat, {**body, **extra}) is not None
+
+
+# --- 6. after a seam every continuation event runs `_open_stop`, which slices every prefix of each stop string
+# (O(min(len(stop), len(text))^2) per event): a client's long stop string blocks the event loop for everyone.
+
+@pytest.mark.parametrize("stop", [["y" + "x" * 100_000], ["x" * 600, "y" * 600], [f"s{i}" for i in range(17)]])
+def test_a_long_stop_string_is_never_checked_at_a_seam(stop: list[str]) -> None:
+    body = {"model": "m", "prompt": "Q: ", "stop": stop}
+    assert not_movable(False, body) == "stop"  # so no `SeamCut` ever scans it
+    assert not_movable(False, {**body, "stop": stop[:1] if len(stop[0]) < 100 else ["x" * 1024]}) is None
+
+
+# --- 7. vLLM checks stop strings only once `min_tokens` are generated (vllm tests/detokenizer/test_min_tokens.py:
+# min_tokens=5, stop="e" -> " is Lee, and I'm a stud"); the gateway's seam check stops a moved answer at a stop
+# string that straddles the seam even while the request is still inside its min_tokens.
+
+async def test_a_stop_across_the_seam_does_not_stop_before_min_tokens(gateway_factory: Callable[..., Any]) -> None:
+    from test_migration import _chat_stream
+    ref = reference(0, 80)
+    stop = "servers while the answer streams"
+    at = ref.index(stop)
+    async with EmulatedPair(profile="h200-ngram", time_scale=4.0) as pair:
+        pair.register_references({"s": ref})
+        gw = await _pair_gateway(gateway_factory, pair)
+        migrator = gw.app[AppState.key].proxy.migrator
+        assert migrator is not None
+        client = _client(gw)
+        run = asyncio.create_task(_chat_stream(client, "s", stream_options={"include_usage": True},
+                                               extra_body={"stop": [stop], "min_tokens": 300}))
+        seam = -1
+
+        def at_seam() -> bool:
+            nonlocal seam
+            for live in migrator.live[GROUP]:
+                if at + 2 < len(live.join.text) < at + len(stop) - 2:
+                    seam = len(live.join.text)
+                    _switch(gw, "speculative")
+                    return True
+            return run.done()
+
+        await until(at_seam, timeout_s=60.0, step_s=0.001)
+        chunks, text = await run
+        print(f"seam at {seam}, stop at {at}..{at + len(stop)}, client text {len(text)} of {len(ref)} chars, "
+              f"finish {[c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]}")
+        assert _migrations(gw) == 0 and seam == -1  # stops with min_tokens: never moved, never cut at a seam
+        assert len(text) > at + len(stop)  # min_tokens=300 not reached at the stop: vLLM would not stop there
+        await client.close()
+
+
+# --- 8. stream_options the way vLLM reads them: continuous usage only with include_usage (which defaults to true
+# when stream_options is given). A movable stream answers differently from the server it stands for (no move needed).
+# NB: checked with SPECGATE_MIGRATION=false too: the plain relay gives the same (21, False) for both, so this is the
+# gateway's reading of stream_options (`gateway/core/protocol.py` include_usage; per-chunk usage never stripped), not
+# the joiner's.
+
+async def _usage_pattern(api: openai.AsyncOpenAI, options: dict[str, Any]) -> tuple[int, bool]:
+    stream = await api.chat.completions.create(
+        model="specgate-emu", messages=[{"role": "user", "content": "Notes (u)."}], temperature=0, max_tokens=20,
+        stream=True, extra_headers={"x-request-id": "u"}, stream_options=options)  # type: ignore[call-overload]
+    chunks = [c async for c in stream]
+    return sum(1 for c in chunks if c.choices and c.usage is not None), bool(not chunks[-1].choices
+                                                                              and chunks[-1].usage)
+
+
+@pytest.mark.parametrize("options", [{"include_usage": False, "continuous_usage_stats": True},
+                                     {"continuous_usage_stats": True}])
+async def test_a_movable_stream_reports_usage_as_vllm_does(gateway_factory: Callable[..., Any],
+                                                           options: dict[str, Any]) -> None:
+    async with EmulatedPair(profile="h200-ngram", time_scale=SCALE) as pair:
+        pair.register_references({"u": reference(6, 30)})
+        gw = await _pair_gateway(gateway_factory, pair)
+        client = _client(gw)
+        direct = openai.AsyncOpenAI(base_url=pair.baseline_url + "/v1", api_key="x", max_retries=0)
+        via, alone = await _usage_pattern(client, options), await _usage_pattern(direct, options)
+        print(f"options {options}: (chunks with usage, final usage event) gateway {via}, server {alone}")
+        assert via == alone
+        await client.close()
+        await direct.close()
+
+
+# --- 9. a non-streamed request with stream_options: vLLM answers 400 ("Stream options can only be defined when
+# `stream=True`"); with migration on the gateway turns it into a stream upstream and answers 200.
+
+async def test_a_non_streamed_request_with_stream_options_is_refused_as_upstream(
+        gateway_factory: Callable[..., Any]) -> None:
+    async with EmulatedPair(profile="h200-ngram", time_scale=SCALE) as pair:
+        pair.register_references({"o": reference(6, 30)})
+        gw = await _pair_gateway(gateway_factory, pair)
+        body = {"model": "specgate-emu", "messages": [{"role": "user", "content": "x"}], "max_tokens": 5,
+                "stream": False, "stream_options": {"include_usage": True}}
+        async with ClientSession() as session:
+            async with session.post(pair.baseline_url + "/v1/chat/completions", json=body) as resp:
+                upstream = resp.status
+            async with session.post(gw.url + "/v1/chat/completions", json=body) as resp:
+                via = resp.status
+        print("upstream:", upstream, "gateway:", via)
+        assert via == upstream == 400
+
+
+# --- 1b. the same request's own failure is blamed on the leaving server: three such streams moved by one switch
+# eject it (`record_failure(live.backend, "midstream")` in Migrator.stream), taking it out of rotation for everyone.
+
+async def test_requests_that_cannot_resume_do_not_eject_the_leaving_server(
+        gateway_factory: Callable[..., Any]) -> None:
+    n = 3
+    async with EmulatedPair(profile="h200-ngram", time_scale=SCALE) as pair:
+        pair.register_references({f"e{i}": reference(i) for i in range(n)})
+        gw = await _pair_gateway(gateway_factory, pair)
+        state = gw.app[AppState.key]
+        migrator = state.proxy.migrator
+        assert migrator is not None
+        client = _client(gw)
+
+        async def one(i: int) -> str | None:
+            stream = await client.chat.completions.create(
+                model="specgate-emu", messages=[{"role": "user", "content": f"Notes ({i})."}], temperature=0,
+                max_tokens=5, max_completion_tokens=300, stream=True, extra_headers={"x-request-id": f"e{i}"})
+            try:
+                async for _ in stream:
+                    pass
+            except openai.APIError as exc:
+                return str(exc)
+            return None
+
+        runs = asyncio.gather(*(one(i) for i in range(n)))
+        await until(lambda: len(migrator.live[GROUP]) == n
+                    and all(x.join.completion_tokens > 6 for x in migrator.live[GROUP]), 30)
+        _switch(gw, "speculative")
+        errors = await runs
+        baseline = next(b for b in state.pool.backends if b.role == "baseline")
+        print("client errors:", errors, "baseline ejected:", not baseline.routable(time.monotonic()),
+              "ejections:", baseline.ejections)
+        assert errors == [None] * n
+        assert baseline.ejections == 0 and baseline.routable(time.monotonic())
+        await client.close()
+
+
+# --- 10. vLLM's completions default `max_tokens` is 16 (CompletionRequest.max_tokens = 16); a resume of a
+# completion that gave none leaves it out, so the arriving server grants another 16 (the answer outgrows what the
+# unmoved request would give). The emulator serves `limit - prompt` instead, so this is shown on the rule itself.
+
+def test_a_completion_without_max_tokens_resumes_with_vllms_default_budget_left() -> None:
+    from gateway.core.migration import resume_body
+    body = resume_body(False, {"model": "m", "prompt": "Q: "}, "one two three", 10)
+    assert body is not None
+    print("resume body:", body)
+    assert body.get("max_tokens") == 6
+
+
+# --- 11. an upstream event whose JSON is not an object (`data: 42`, `data: null`): a plain relay passes it through;
+# the migration joiner calls `.get` on it and the AttributeError escapes the relay.
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_non_object_upstream_event_does_not_break_the_joined_relay(gateway_factory: Callable[..., Any],
+                                                                          stream: bool) -> None:
+    def script(_: dict[str, Any], n: int) -> list[bytes]:
+        return [_chunk({"role": "assistant", "content": ""}, None, 0), b"data: 42\n\n",
+                _chunk({"content": "ok"}, None, 1), _chunk({"content": ""}, "stop", 1)]
+
+    runner, url, _bodies, hang = await _scripted(script, lambda n: False)
+    try:
+        gw: RunningGateway = await gateway_factory(backends=[f"baseline={url}@gpu", f"speculative={url}@gpu"],
+                                                   policy="baseline", migration=True)
+        raw, status = b"", 0
+        try:
+            async with ClientSession() as session, session.post(gw.url + "/v1/chat/completions", json={
+                    "model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": stream}) as resp:
+                status = resp.status
+                async with asyncio.timeout(10):
+                    while chunk := await resp.content.readany():
+                        raw += chunk
+        except TimeoutError:
+            raw += b"<client still waiting after 10 s: the stream neither ends nor errors>"
+        print("status", status, "body", raw[-400:])
+        assert status == 200
+        assert (b"[DONE]" in raw) if stream else (json.loads(raw)["choices"][0]["message"]["content"] == "ok")
+    finally:
+        hang.set()
+        await runner.cleanup()
+
+
+
+# --- 14. metrics by role for a moved request: every token is counted under the role it started on
+# (`specgate_output_tokens_total{role}`, duration and TPOT histograms), though the arriving server generated most.
+
+async def test_output_tokens_of_a_moved_stream_are_counted_where_they_were_generated(
+        gateway_factory: Callable[..., Any]) -> None:
+    from test_migration import _chat_stream
+    async with EmulatedPair(profile="h200-ngram", time_scale=SCALE) as pair:
+        pair.register_references({"t": reference(2)})
+        gw = await _pair_gateway(gateway_factory, pair)
+        client = _client(gw)
+        started = asyncio.Event()
+        run = asyncio.create_task(_chat_stream(client, "t", started, stream_options={"include_usage": True}))
+        await asyncio.wait_for(started.wait(), 30)
+        _switch(gw, "speculative")
+        chunks, _ = await run
+        assert _migrations(gw) == 1
+        await asyncio.sleep(0.1)  # the accounting runs after the response
+        state = gw.app[AppState.key]
+        state.metrics.flush()
+        reg = state.metrics.registry
+        got = {role: reg.get_sample_value("specgate_output_tokens_total", {"role": role, "class": cls}) or 0.0
+               for role in ("baseline", "speculative")
+               for cls in [c for c in ("chat", "creative", "code", "extraction", "structured", "long_context")
+                           if reg.get_sample_value("specgate_output_tokens_total", {"role": role, "class": c})]
+               or ["chat"]}
+        print("output tokens by role:", got, "usage:", chunks[-1].usage)
+        assert got.get("speculative", 0.0) > 0  # most of the answer was generated on the speculative server
+        await client.close()
+
+
+# --- 15. a chat moved before any text (only the role chunk, or whitespace so far) is resumed with an empty final
+# assistant message and continue_final_message. With transformers' continue_final_message rule (the rendered chat is
+# cut after the last occurrence of the final message's stripped text) an empty or whitespace-only message cuts
+# nothing: the arriving server sees a *closed* empty assistant turn (Llama-3.1's `...<|end_header_id|>\n\n<|eot_id|>`)
+# instead of an open one. Such a stream should stay (or be resumed as a plain request).
+
+@pytest.mark.parametrize("so_far", ["", "\n\n"])
+async def test_a_chat_with_no_text_yet_is_not_resumed_as_an_empty_final_message(
+        gateway_factory: Callable[..., Any], so_far: str) -> None:
+    def script(_: dict[str, Any], n: int) -> list[bytes]:
+        first = [_chunk({"role": "assistant", "content": ""}, None, 0)]
+        if n == 0:
+            return first + ([_chunk({"content": so_far}, None, 1)] if so_far else [])
+        return [*first, _chunk({"content": "Hi."}, "stop", 2)]
+
+    runner, url, bodies, hang = await _scripted(script, lambda n: n == 0)
+    try:
+        gw: RunningGateway = await gateway_factory(backends=[f"baseline={url}@gpu", f"speculative={url}@gpu"],
+                                                   policy="baseline", migration=True)
+        state = gw.app[AppState.key]
+        migrator = state.proxy.migrator
+        assert migrator is not None
+        async with ClientSession() as session, session.post(gw.url + "/v1/chat/completions", json={
+                "model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}) as resp:
+            await until(lambda: any(x.join.text == so_far and x.join.content_events == (1 if so_far else 0)
+                                    for x in migrator.live["gpu"]), 10)
+            state.router.import_regimes({"gpu": "speculative"})
+            migrator.switched()
+            moved = any(x.move_to is not None for x in migrator.live["gpu"])
+            assert moved == (so_far == "")  # whitespace alone was relayed: a template would trim it, so it stays
+            if moved:
+                await resp.read()
+        if moved:  # nothing relayed yet: sent again as it came, not with an empty final assistant message
+            assert bodies[1]["messages"] == [{"role": "user", "content": "hi"}]
+            assert "continue_final_message" not in bodies[1]
+    finally:
+        hang.set()
+        await runner.cleanup()
+
+
+# --- 16. credentials precedence: `Proxy._attempt` sends the Authorization it forwards (a client's key, client auth
+# off) and uses a backend URL's credentials only without one; `Migrator._resume` puts the URL's credentials over it,
+# so a resume reaches the servers with other credentials than the request itself. (SPECGATE_UPSTREAM_API_KEY with
+# URL credentials is refused by Settings, so this needs the client's forwarded key.)
+
+async def test_a_resume_carries_the_same_credentials_as_the_request(gateway_factory: Callable[..., Any]) -> None:
+    seen: list[str | None] = []
+    hang = asyncio.Event()
+
+    async def completion(request: web.Request) -> web.StreamResponse:
+        seen.append(request.headers.get("Authorization"))
+        if request.headers.get("Authorization") != "Bearer k1":
+            return web.json_response({"error": {"message": "Unauthorized"}}, status=401)
+        n = len(seen)
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(_chunk({"role": "assistant", "content": ""}, None, 0))
+        await resp.write(_chunk({"content": "Hello"}, None, 1))
+        if n == 1:
+            await hang.wait()
+        await resp.write(_chunk({"content": " again"}, "stop", 2) + b"data: [DONE]\n\n")
+        return resp
+
+    async def health(_: web.Request) -> web.Response:
+        return web.Response(text="")
+
+    async def models(_: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "m"}]})
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", completion)
+    app.router.add_get("/health", health)
+    app.router.add_get("/metrics", health)
+    app.router.add_get("/v1/models", models)
+    runner, url = await serve_app(app)
+    creds = url.replace("http://", "http://proxyuser:proxypass@")
+    try:
+        gw: RunningGateway = await gateway_factory(backends=[f"baseline={creds}@gpu", f"speculative={creds}@gpu"],
+                                                   policy="baseline", migration=True)
+        state = gw.app[AppState.key]
+        migrator = state.proxy.migrator
+        assert migrator is not None
+        async with ClientSession() as session, session.post(gw.url + "/v1/chat/completions", json={
+                "model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True},
+                headers={"Authorization": "Bearer k1"}) as resp:
+            got = b""
+            while b"Hello" not in got:
+                got += await resp.content.readany()
+            state.router.import_regimes({"gpu": "speculative"})
+            migrator.switched()
+            try:
+                while chunk := await resp.content.readany():
+                    got += chunk
+            except aiohttp.ClientPayloadError:  # the gateway closes the connection after an error event
+                got += b"<connection closed>"
+        print("Authorization per upstream request:", seen, "client tail:", got[-160:])
+        assert len(set(seen)) == 1
+        assert b"could not be resumed" not in got
+    finally:
+        hang.set()
+        await runner.cleanup()
+
+
+# --- 1c. the non-streamed form of 1: the failed resume is blamed on the leaving server in `Migrator.stream`, then the
+# proxy retries the request from scratch elsewhere and, that retry served, blames the same server again as a suspect:
+# one request, two failures counted against a healthy server.
+
+async def test_a_non_streamed_request_that_cannot_resume_is_not_blamed_on_the_server(
+        gateway_factory: Callable[..., Any]) -> None:
+    async with EmulatedPair(profile="h200-ngram", time_scale=SCALE) as pair:
+        pair.register_references({"q": reference(9)})
+        gw = await _pair_gateway(gateway_factory, pair)
+        state = gw.app[AppState.key]
+        migrator = state.proxy.migrator
+        assert migrator is not None
+        client = _client(gw)
+        run = asyncio.create_task(client.chat.completions.create(
+            model="specgate-emu", messages=[{"role": "user", "content": "Notes (q)."}], temperature=0,
+            max_tokens=5, max_completion_tokens=300, extra_headers={"x-request-id": "q"}))
+        await until(lambda: any(x.join.completion_tokens > 6 for x in migrator.live[GROUP]), 30)
+        _switch(gw, "speculative")
+        answer = await run
+        baseline = next(b for b in state.pool.backends if b.role == "baseline")
+        state.metrics.flush()
+        blamed = state.metrics.registry.get_sample_value(
+            "specgate_upstream_errors_total", {"backend": baseline.name, "role": "baseline", "reason": "midstream"})
+        print("answer tokens:", answer.usage and answer.usage.completion_tokens, "baseline consecutive failures:",
+              baseline.consecutive_failures, "midstream errors counted:", blamed)
+        assert baseline.consecutive_failures == 0
+        await client.close()
+
+
+def test_a_chat_that_ends_with_an_assistant_turn_is_not_movable() -> None:
+    # a resume appends the partial answer as a second assistant message in a row: templates that enforce
+    # alternating roles (Mistral, Gemma) refuse it, and the move would end the stream with an error
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello"}]}
+    assert not_movable(True, body) == "shape"
+    assert not_movable(True, {**body, "messages": body["messages"][:1]}) is None

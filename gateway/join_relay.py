@@ -1,7 +1,8 @@
 """The client side of a movable stream (`gateway.migrate`): whole SSE events only, each passed through the joiner
 (`gateway.core.migration.StreamJoin`), so the client has exactly the text a resume starts from. Bounded: an event
-larger than `JOIN_EVENT_MAX` turns the rest of the stream into a plain relay (it no longer moves), and what it holds
-never exceeds `SPECGATE_MAX_RESPONSE_BYTES`."""
+larger than `JOIN_EVENT_MAX` is relayed as it arrives, unjoined, and the stream no longer moves (the events after it
+are joined again, so the usage the client did not ask for is still removed); what it holds never exceeds
+`SPECGATE_MAX_RESPONSE_BYTES`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import orjson
 from aiohttp import web
 
 from gateway.core.migration import StreamJoin
-from gateway.streaming import SseTap, event_data
+from gateway.streaming import event_data
 from gateway.upstream import ResponseTooLarge
 
 JOIN_EVENT_MAX = 64 * 1024  # the most of one SSE event the joiner holds before relaying the stream unjoined
@@ -32,21 +33,19 @@ class JoinRelay:
         self.buf = bytearray()
         self.done = False
         self.watch: Callable[[], None] | None = None  # called after each upstream event (mid-stream moves)
-        self.passthrough: SseTap | None = None  # an event too large to hold: the rest relayed as it comes, unjoined
+        self.raw = False  # inside an event too large to hold: relayed as it comes, unjoined, to its blank line
+        self.raw_nl = False  # ... whose last byte so far is `\n` (the blank line may span two chunks)
 
     @property
     def completion_tokens(self) -> int:
-        tap = self.passthrough
-        joined = self.join.completion_tokens
-        return joined if tap is None else max(tap.completion_tokens or 0, joined)
+        return self.join.completion_tokens
 
     @property
     def steps(self) -> int:
-        return self.join.steps + (0 if self.passthrough is None else self.passthrough.engine_steps)
+        return self.join.steps
 
     async def send(self, chunk: bytes) -> None:
-        if self.passthrough is not None:
-            await self._pass(chunk)
+        if self.raw and not (chunk := await self._raw(chunk)):
             return
         self.buf += chunk
         if len(self.buf) + len(self.join.text) > self.limit:  # an endless event or answer: never held unbounded
@@ -54,13 +53,12 @@ class JoinRelay:
         end = self.buf.rfind(b"\n\n")
         if end < 0:
             if len(self.buf) > JOIN_EVENT_MAX and self.out is not None and self.join.part == 0:
-                # one event this large (vLLM's are ~0.2-1 KB): relayed as it comes, as a stream that cannot move;
-                # `finished` keeps it out of a move's candidates (`Migrator._candidates`)
-                self.passthrough = SseTap(strip_usage=not self.join.client_usage, chat=self.join.chat)
-                self.join.finished = True
+                # one event this large (vLLM's are ~0.2-1 KB): relayed as it comes, and the stream cannot move any
+                # more (`finished` keeps it out of a move's candidates, `Migrator._candidates`)
+                self.join.finished, self.raw = True, True
                 held = bytes(self.buf)
                 self.buf.clear()
-                await self._pass(held)
+                await self._raw(held)
             return
         whole = bytes(self.buf[:end + 2])
         del self.buf[:end + 2]
@@ -88,12 +86,19 @@ class JoinRelay:
         if self.join.stopped is not None:
             raise Stopped
 
-    async def _pass(self, chunk: bytes) -> None:
-        assert self.passthrough is not None
-        data = self.passthrough.feed(chunk)
-        self.done = self.passthrough.done
-        if data:
-            await self._write(data)
+    async def _raw(self, chunk: bytes) -> bytes:
+        """Relay the large event's bytes in `chunk` up to its blank line; what follows it (b"" when it goes on)."""
+        if self.raw_nl and chunk[:1] == b"\n":
+            end = 1
+        elif (found := chunk.find(b"\n\n")) >= 0:
+            end = found + 2
+        else:
+            self.raw_nl = chunk.endswith(b"\n")
+            await self._write(chunk)
+            return b""
+        self.raw = self.raw_nl = False
+        await self._write(chunk[:end])
+        return chunk[end:]
 
     async def _write(self, data: bytes) -> None:
         if self.out is None:

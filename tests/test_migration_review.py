@@ -561,3 +561,59 @@ def test_a_chat_that_ends_with_an_assistant_turn_is_not_movable() -> None:
     body = {"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello"}]}
     assert not_movable(True, body) == "shape"
     assert not_movable(True, {**body, "messages": body["messages"][:1]}) is None
+
+
+# --- 12. a movable stream with an event over JOIN_EVENT_MAX turned into a plain relay; the gateway asked its upstream
+# for usage on every chunk (continuous_usage_stats), and the plain relay only stripped the usage-only event: every
+# later chunk reached a client that asked for no usage with the gateway's own `usage`. Now only the large event itself
+# is relayed as it arrives (unread, its own `usage` with it); the events after it are joined again.
+
+async def test_a_stream_past_the_joiners_event_limit_carries_no_usage_the_client_did_not_ask_for(
+        gateway_factory: Callable[..., Any]) -> None:
+    def script(_: dict[str, Any], n: int) -> list[bytes]:
+        big = _chunk({"content": "x" * 100_000}, None, 1)  # one event, arriving in pieces
+        return [_chunk({"role": "assistant", "content": ""}, None, 0), big[:40_000], big[40_000:80_000],
+                big[80_000:], _chunk({"content": " more"}, None, 2), _chunk({"content": ""}, "stop", 2),
+                b'data: {"id":"up-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],'
+                b'"usage":{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9}}\n\n']
+
+    runner, url, bodies, hang = await _scripted(script, lambda n: False)
+    try:
+        gw: RunningGateway = await gateway_factory(backends=[f"baseline={url}@gpu", f"speculative={url}@gpu"],
+                                                   policy="baseline", migration=True)
+        async with ClientSession() as session, session.post(gw.url + "/v1/chat/completions", json={
+                "model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}) as resp:
+            raw = await resp.read()
+        events = [json.loads(line[6:]) for line in raw.split(b"\n") if line.startswith(b"data: {")]
+        with_usage = [i for i, e in enumerate(events) if e.get("usage")]
+        print("upstream asked for:", bodies[0]["stream_options"], "events with usage at the client:", with_usage,
+              "of", len(events))
+        assert with_usage == [1]  # the large event only (before: [1, 2, 3])
+        assert raw.endswith(b"data: [DONE]\n\n") and b"x" * 100_000 in raw and b" more" in raw
+    finally:
+        hang.set()
+        await runner.cleanup()
+
+
+class _Out:
+    """The client side's writes (stands for aiohttp's StreamResponse: only `write` is used)."""
+
+    def __init__(self) -> None:
+        self.data = b""
+
+    async def write(self, data: bytes) -> None:
+        self.data += data
+
+
+async def test_a_large_events_blank_line_split_across_chunks_ends_it() -> None:
+    from gateway.core.migration import StreamJoin
+    from gateway.join_relay import JOIN_EVENT_MAX, JoinRelay
+    out = _Out()
+    relay = JoinRelay(out, StreamJoin(chat=True, client_usage=False, client_continuous=False), 1 << 22)  # type: ignore[arg-type]
+    big = _chunk({"content": "y" * (JOIN_EVENT_MAX + 10)}, None, 1)
+    for part in (_chunk({"role": "assistant", "content": ""}, None, 0), big[:-1], big[-1:],
+                 _chunk({"content": " after"}, None, 2) + b"data: [DONE]\n\n"):
+        await relay.send(part)
+    assert big in out.data and relay.join.finished  # relayed whole, as it came; the stream no longer moves
+    after = out.data[out.data.index(big) + len(big):]
+    assert b" after" in after and b'"usage"' not in after and relay.done  # joined again: usage removed, [DONE] read

@@ -617,3 +617,29 @@ async def test_a_large_events_blank_line_split_across_chunks_ends_it() -> None:
     assert big in out.data and relay.join.finished  # relayed whole, as it came; the stream no longer moves
     after = out.data[out.data.index(big) + len(big):]
     assert b" after" in after and b'"usage"' not in after and relay.done  # joined again: usage removed, [DONE] read
+
+
+def _delta(content: str, finish: str | None = None) -> dict[str, Any]:
+    return {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": finish}]}
+
+
+@pytest.mark.parametrize(("resumed", "client_after_seam"), [
+    (["\n\n", "Next"], "Next"),  # the template trimmed it: the model wrote the whitespace again, dropped
+    (["\n", "\nNext"], "Next"),  # ... over two events
+    (["Next"], "Next"),  # it did not: nothing to drop
+    ([" Next"], " Next"),  # other whitespace: kept (the client has both)
+])
+def test_whitespace_before_a_seam_is_not_repeated(resumed: list[str], client_after_seam: str) -> None:
+    # a chat template that trims the final message (Llama 3's `| trim`) and transformers' continue_final_message cut
+    # the resumed prompt before the partial answer's trailing whitespace; so the resume leaves it out, whatever the
+    # template, and the joiner drops what the continuation repeats of it
+    from gateway.core.migration import StreamJoin, resume_body
+    join = StreamJoin(chat=True, client_usage=False, client_continuous=False)
+    sent = [o for e in (_delta("Hello"), _delta(" world\n\n")) for o in join.event(e)]
+    join.seam()
+    body = resume_body(True, {"model": "m", "messages": [{"role": "user", "content": "hi"}]}, join.text, 3)
+    assert body is not None and body["messages"][-1]["content"] == "Hello world"
+    sent += [o for e in [*map(_delta, resumed), _delta("", "stop")] for o in join.event(e)]
+    text = "".join(o["choices"][0]["delta"].get("content") or "" for o in sent)
+    assert text == "Hello world\n\n" + client_after_seam and join.text == text

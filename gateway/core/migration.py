@@ -117,8 +117,10 @@ def resume_body(chat: bool, body: Mapping[str, Any], text: str, tokens: int) -> 
     least = body.get("min_tokens")
     if isinstance(least, int) and not isinstance(least, bool):
         out["min_tokens"] = max(least - tokens, 0)
-    if chat and text:
-        out["messages"] = [*body["messages"], {"role": "assistant", "content": text}]
+    if chat and text:  # without its trailing whitespace, which a template may trim anyway (Llama 3's does, and
+        # transformers' `continue_final_message` then cuts the prompt before it): the model writes it again, and
+        # the joiner drops what repeats (`StreamJoin.seam_ws`), whichever the template
+        out["messages"] = [*body["messages"], {"role": "assistant", "content": text.rstrip()}]
         out["continue_final_message"] = True
         out["add_generation_prompt"] = False
     elif not chat:
@@ -221,6 +223,7 @@ class StreamJoin:
     part_counts: list[int] = field(default_factory=list)  # completion tokens of each part before the current one
     reasoning: str = ""  # a reasoning model's reasoning relayed so far (vLLM's `reasoning_content` or `reasoning`)
     reasoning_key: str = "reasoning_content"
+    seam_ws: str = ""  # a chat's whitespace before the last seam, which the resumed request was not given
 
     @property
     def completion_tokens(self) -> int:
@@ -239,6 +242,8 @@ class StreamJoin:
         self.part_tokens = 0
         self.part += 1
         self.cut = SeamCut(self.text, self.stops, self.include_stop) if self.stops else None
+        if self.chat:  # resumed without it (`resume_body`): the continuation's first whitespace repeats it
+            self.seam_ws = self.text[len(self.text.rstrip()):]
 
     def usage(self) -> dict[str, int]:
         prompt = self.prompt_tokens or 0
@@ -296,6 +301,10 @@ class StreamJoin:
             del holder["role"]
             if not content and finish is None and len(holder) <= 1:
                 return []  # the resumed request's role chunk: the client had it from the first part
+        if self.seam_ws and isinstance(content, str) and content:
+            holder[key] = content = self._drop_repeated_ws(content)
+            if not content and finish is None:
+                return []
         if self.cut is not None and isinstance(content, str):
             emit, stop = self.cut.feed(content)
             if stop is None and finish is not None:
@@ -318,6 +327,14 @@ class StreamJoin:
             self.finished, self.finish_reason = True, finish
             self.stop_reason = self.stopped if self.stopped is not None else choice.get("stop_reason")
         return [obj]
+
+    def _drop_repeated_ws(self, content: str) -> str:
+        """The continuation less the whitespace the client already has from before the seam (its common start)."""
+        ws, n = self.seam_ws, 0
+        while n < len(content) and n < len(ws) and content[n] == ws[n]:
+            n += 1
+        self.seam_ws = ws[n:] if n == len(content) else ""  # all of it repeated: more may come in the next event
+        return content[n:]
 
     def _read_reasoning(self, delta: dict[str, Any]) -> None:
         for key in ("reasoning_content", "reasoning"):

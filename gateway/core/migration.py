@@ -224,10 +224,12 @@ class StreamJoin:
     reasoning: str = ""  # a reasoning model's reasoning relayed so far (vLLM's `reasoning_content` or `reasoning`)
     reasoning_key: str = "reasoning_content"
     seam_ws: str = ""  # a chat's whitespace before the last seam, which the resumed request was not given
+    repeated_tokens: int = 0  # ... and the tokens of the events that only wrote it again (not the client's)
+    event_tokens: int = 0  # the tokens of the event at hand (the change of its continuous usage)
 
     @property
     def completion_tokens(self) -> int:
-        return self.tokens + self.part_tokens
+        return self.tokens + self.part_tokens - self.repeated_tokens
 
     @property
     def resumable(self) -> bool:
@@ -258,9 +260,10 @@ class StreamJoin:
             self.ident = {k: obj[k] for k in ("id", "created", "model") if k in obj}
         else:
             obj.update(self.ident)
-        usage = obj.get("usage")
+        usage, before = obj.get("usage"), self.part_tokens
         if isinstance(usage, dict):
             self._read_usage(usage)
+        self.event_tokens = max(self.part_tokens - before, 0)
         choices = obj.get("choices")
         if choices == []:  # the final usage-only event
             if not self.client_usage or self.usage_sent:
@@ -303,8 +306,10 @@ class StreamJoin:
                 return []  # the resumed request's role chunk: the client had it from the first part
         if self.seam_ws and isinstance(content, str) and content:
             holder[key] = content = self._drop_repeated_ws(content)
-            if not content and finish is None:
-                return []
+            if not content:  # an event that only repeated it: its tokens are not the answer's
+                self.repeated_tokens += self.event_tokens
+                if finish is None:
+                    return []
         if self.cut is not None and isinstance(content, str):
             emit, stop = self.cut.feed(content)
             if stop is None and finish is not None:

@@ -643,3 +643,18 @@ def test_whitespace_before_a_seam_is_not_repeated(resumed: list[str], client_aft
     sent += [o for e in [*map(_delta, resumed), _delta("", "stop")] for o in join.event(e)]
     text = "".join(o["choices"][0]["delta"].get("content") or "" for o in sent)
     assert text == "Hello world\n\n" + client_after_seam and join.text == text
+
+
+def test_the_tokens_that_only_repeated_the_seams_whitespace_are_not_counted() -> None:
+    from gateway.core.migration import StreamJoin
+
+    def counted(content: str, tokens: int, finish: str | None = None) -> dict[str, Any]:
+        return {**_delta(content, finish), "usage": {"prompt_tokens": 5, "completion_tokens": tokens}}
+
+    join = StreamJoin(chat=True, client_usage=True, client_continuous=False)
+    for event in (counted("Hello", 1), counted(" world\n\n", 2)):
+        join.event(event)
+    join.seam()
+    for event in (counted("\n\n", 1), counted("Next", 2), counted("", 2, "stop")):  # the resumed part's own count
+        join.event(event)
+    assert join.text == "Hello world\n\nNext" and join.completion_tokens == 3  # as the request never moved

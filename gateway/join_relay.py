@@ -36,14 +36,6 @@ class JoinRelay:
         self.raw = False  # inside an event too large to hold: relayed as it comes, unjoined, to its blank line
         self.raw_nl = False  # ... whose last byte so far is `\n` (the blank line may span two chunks)
 
-    @property
-    def completion_tokens(self) -> int:
-        return self.join.completion_tokens
-
-    @property
-    def steps(self) -> int:
-        return self.join.steps
-
     async def send(self, chunk: bytes) -> None:
         if self.raw and not (chunk := await self._raw(chunk)):
             return

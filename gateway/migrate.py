@@ -235,7 +235,7 @@ class Migrator:
                 self.pool.release(live.backend)
                 self.pool.acquire(backend)
             outcome.moves, outcome.moved_why, outcome.drafted_part = tuple(live.moves), live.why, live.drafted_part
-            outcome.completion_tokens, outcome.steps = relay.completion_tokens, relay.steps
+            outcome.completion_tokens, outcome.steps = join.completion_tokens, join.steps
             if live.moves:
                 roles, counts = [backend.role, *live.moves], [*join.part_counts, join.part_tokens]
                 outcome.tokens_by_role = tuple(zip(roles, counts, strict=False))  # a failed resume: one count more

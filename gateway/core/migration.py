@@ -208,7 +208,6 @@ class StreamJoin:
     include_stop: bool = False
     ident: dict[str, Any] | None = None  # the first part's id, created, model (and object)
     text: str = ""  # the answer's text relayed so far
-    tokens: int = 0  # completion tokens of the parts before the current one
     part_tokens: int = 0  # ... and of the current part, from its continuous usage
     prompt_tokens: int | None = None  # the original prompt's, from the first part
     part: int = 0
@@ -225,7 +224,11 @@ class StreamJoin:
     reasoning_key: str = "reasoning_content"
     seam_ws: str = ""  # a chat's whitespace before the last seam, which the resumed request was not given
     repeated_tokens: int = 0  # ... and the tokens of the events that only wrote it again (not the client's)
-    event_tokens: int = 0  # the tokens of the event at hand (the change of its continuous usage)
+
+    @property
+    def tokens(self) -> int:
+        """Completion tokens of the parts before the current one."""
+        return sum(self.part_counts)
 
     @property
     def completion_tokens(self) -> int:
@@ -239,7 +242,6 @@ class StreamJoin:
 
     def seam(self) -> None:
         """The current part ends here; the next events are the resumed request's."""
-        self.tokens += self.part_tokens
         self.part_counts.append(self.part_tokens)
         self.part_tokens = 0
         self.part += 1
@@ -263,7 +265,6 @@ class StreamJoin:
         usage, before = obj.get("usage"), self.part_tokens
         if isinstance(usage, dict):
             self._read_usage(usage)
-        self.event_tokens = max(self.part_tokens - before, 0)
         choices = obj.get("choices")
         if choices == []:  # the final usage-only event
             if not self.client_usage or self.usage_sent:
@@ -278,7 +279,7 @@ class StreamJoin:
                 del obj["usage"]
         if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], dict):
             return [obj]
-        return self._choice(obj, choices[0])
+        return self._choice(obj, choices[0], max(self.part_tokens - before, 0))
 
     def _read_usage(self, usage: dict[str, Any]) -> None:
         tokens, prompt = usage.get("completion_tokens"), usage.get("prompt_tokens")
@@ -289,7 +290,8 @@ class StreamJoin:
         elif self.prompt_tokens is None and isinstance(prompt, int):  # no usage from the first part: its text
             self.prompt_tokens = max(prompt - self.tokens, 0)
 
-    def _choice(self, obj: dict[str, Any], choice: dict[str, Any]) -> list[dict[str, Any]]:
+    def _choice(self, obj: dict[str, Any], choice: dict[str, Any], tokens: int) -> list[dict[str, Any]]:
+        """`tokens`: the event's own (the change of its continuous usage)."""
         holder: dict[str, Any] = choice.get("delta", {}) if self.chat else choice
         if not isinstance(holder, dict):
             return [obj]
@@ -307,7 +309,7 @@ class StreamJoin:
         if self.seam_ws and isinstance(content, str) and content:
             holder[key] = content = self._drop_repeated_ws(content)
             if not content:  # an event that only repeated it: its tokens are not the answer's
-                self.repeated_tokens += self.event_tokens
+                self.repeated_tokens += tokens
                 if finish is None:
                     return []
         if self.cut is not None and isinstance(content, str):

@@ -35,6 +35,7 @@ from gateway.settings import Settings
 
 _log = logging.getLogger("specgate.router")
 MixKey = tuple[str, str, int, bool]  # (class, temperature bucket, max_tokens, whether the client set it)
+MixRatios = tuple[float | None, float | None, float | None]  # as hoped, at the evidence, the hope's lead on one window
 MigrationPlan = Callable[[str, Role], sm.MovePlan]  # (group, to) -> what a switch would move (`gateway.migrate`)
 
 REGIME_EVERY = 8  # decisions of a group between two recomputations of its mix ratio ...
@@ -94,7 +95,7 @@ class Router:
                                                   for g in self.regimes}
         self.group_decisions: dict[str, int] = dict.fromkeys(self.regimes, 0)
         self._early: dict[str, int] = dict.fromkeys(self.regimes, 0)  # group in its first decisions -> routed since
-        self._fresh_mix: dict[_Recent, tuple[float | None, float | None]] = {}  # a group with no history: its mix
+        self._fresh_mix: dict[_Recent, MixRatios] = {}  # a group with no history: its mix
         self.arrivals: dict[str, deque[float]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
         self._random = random.Random(settings.random_seed).random
@@ -222,8 +223,9 @@ class Router:
                                  and now - self._mixed_at.get(group, -math.inf) >= self.settings.regime_min_interval_s):
             self._mixed_at[group] = now
             sat = self._saturated(group)
-            ratio, evidence = (rg.capped_ratio(r, load, cfg, sat) for r in self._mix_ratio(group, extra, load))
-            after = rg.next_regime(before, ratio, now, cfg, evidence, seen)
+            hoped, measured, lead = self._mix_ratio(group, extra, load)
+            ratio, evidence = rg.capped_ratio(hoped, load, cfg, sat), rg.capped_ratio(measured, load, cfg, sat)
+            after = rg.next_regime(before, ratio, now, cfg, evidence, seen, lead)
             after = rg.leave_large_batch(after, load, now, cfg, sat)
             after = rg.follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)
         price: SwitchPrice | None = None
@@ -295,7 +297,7 @@ class Router:
             keys.append(key)
         return samples, keys, known
 
-    def _mix_ratio(self, group: str, extra: _Recent | None, mean_load: float) -> tuple[float | None, float | None]:
+    def _mix_ratio(self, group: str, extra: _Recent | None, mean_load: float) -> MixRatios:
         fresh = extra is not None and not self.recent[group] and not self.arrivals[group]
         if fresh and extra in self._fresh_mix:  # a fleet's idle groups: the same one-request mix, computed once
             return self._fresh_mix[extra]
@@ -304,8 +306,9 @@ class Router:
             self._fresh_mix[extra] = ratio
         return ratio
 
-    def _mix_ratio_of(self, group: str, extra: _Recent | None, mean_load: float) -> tuple[float | None, float | None]:
-        """The group's mix ratio as hoped and at the evidence; in a baseline regime, the classes worth probing."""
+    def _mix_ratio_of(self, group: str, extra: _Recent | None, mean_load: float) -> MixRatios:
+        """The group's mix ratio as hoped and at the evidence, and the hope's lead over the evidence on the same
+        (whole) window; in a baseline regime, the classes worth probing."""
         lrn = self.learner
         samples, keys, known = self._mix_window(group, extra)
         models = {role: lrn.step_model(role) for role in ROLES}
@@ -322,8 +325,13 @@ class Router:
                 models, totals, w, 1.0 + self.regime_config.switch_margin)
         else:  # nothing to gate: no probes go to a speculative regime's GPU, and a large batch gets none anyway
             self.probe_worthy.pop(group, None)
-        ev = rg.evidence_ratio(samples, models, prefill, w, k, stall) if on else None
-        return (rg.ratio_of(totals), ev) if samples else (None, None)
+        if not samples:
+            return None, None, None
+        hope = rg.ratio_of(totals)
+        if not on:
+            return hope, None, None
+        whole, ev = rg.evidence_ratios(samples, models, prefill, w, k, stall)
+        return hope, ev, hope - whole
 
     def _mean_load(self, group: str) -> float:
         return sum(r.load for r in rs) / len(rs) if (rs := self.recent[group]) else 0.0
@@ -372,8 +380,9 @@ class Router:
     def state(self) -> dict[str, object]:
         """Regimes of shared GPU groups, for `/admin/state`."""
         now = time.monotonic()
-        return {g: {"role": r.role, "mix_ratio": r.ratio, "evidence_ratio": r.evidence, "trial": r.trial,
-                    "held_s": None if math.isinf(r.since_s) else now - r.since_s, "switches": r.switches,
+        return {g: {"role": r.role, "mix_ratio": r.ratio, "evidence_ratio": r.evidence, "hope_lead": r.lead,
+                    "trial": r.trial, "switches": r.switches,
+                    "held_s": None if math.isinf(r.since_s) else now - r.since_s,
                     "probe_worthy": None if (pw := self.probe_worthy.get(g)) is None else sorted(map("/".join, pw)),
                     "pending_price": None if r.pending is None or g not in self.prices else self.prices[g]._asdict(),
                     "pending": r.pending, "decisions": self.group_decisions[g], "mix": self._mix_summary(g)}

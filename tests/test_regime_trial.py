@@ -20,6 +20,7 @@ from gateway.core.regime import (
     RegimeState,
     SwitchPrice,
     evidence_ratio,
+    evidence_ratios,
     mix_costs,
     next_regime,
     ratio_of,
@@ -94,6 +95,18 @@ def test_the_evidence_enters_speculation_only_when_its_lead_outlasts_the_hopes()
     assert (sure.pending, sure.pending_trial) == ("speculative", False)
     hope = next_regime(RegimeState(), 1.145, 30.0, CFG, 1.03)  # inside the band: hope alone asks for a trial
     assert (hope.pending, hope.pending_trial) == ("speculative", True)
+
+
+def test_the_hopes_lead_is_read_on_the_window_the_evidence_was_not_lowered_on() -> None:
+    """The Azure code burst with migration on, seed 6 (DEBUG records, round o): at decision 32 the evidence read 1.151
+    (the lower of the window's and its recent requests') and the hope 1.343; hope less evidence (0.192) counted the
+    recent requests' gap a second time, 0.959 < 1, and the run stayed on the baseline to the end (1.059x). The lead
+    is the optimism on the one window (`lead`); without it, hope less evidence as before."""
+    assert next_regime(RegimeState(), 1.343, 30.0, CFG, 1.151).pending is None
+    sure = next_regime(RegimeState(), 1.343, 30.0, CFG, 1.151, lead=0.10)
+    assert (sure.pending, sure.pending_trial) == ("speculative", False)
+    assert next_regime(RegimeState(), 1.343, 30.0, CFG, 1.151, lead=0.16).pending is None  # the optimism itself
+    assert next_regime(RegimeState(), 1.145, 30.0, CFG, 1.053, lead=0.092).pending is None  # mixed-phases, seed 2
 
 
 def test_speculation_is_left_before_the_dwell_only_when_the_hope_agrees() -> None:
@@ -183,6 +196,8 @@ def test_the_router_judges_the_mix_at_its_evidence_and_shows_both() -> None:
     assert state.ratio is not None and state.evidence is not None and state.evidence < state.ratio
     shown = router.state()["pair-0"]
     assert isinstance(shown, dict) and shown["evidence_ratio"] == state.evidence and shown["trial"] is True
+    # two requests, within the recent 16: the evidence is the window's, and the hope's lead is all optimism
+    assert shown["hope_lead"] == state.lead and math.isclose(state.lead, state.ratio - state.evidence)
 
 
 def test_a_trial_is_judged_light_on_the_arrivals_not_on_the_windows_lagging_load() -> None:
@@ -231,6 +246,7 @@ def test_the_evidence_is_the_lower_of_the_window_and_its_recent_requests() -> No
     recent = ratio_of(mix_costs([creative] * 16, MODELS, PREFILL, 1.0, evidence=True))
     assert recent < 1.0 < whole
     assert evidence_ratio(window, MODELS, PREFILL, 1.0, 16) == recent
+    assert evidence_ratios(window, MODELS, PREFILL, 1.0, 16) == (whole, recent)  # the window's too: the hope's lead
     assert evidence_ratio(window, MODELS, PREFILL, 1.0, 0) == whole  # off
     assert evidence_ratio([creative] * 16 + [structured] * 48, MODELS, PREFILL, 1.0, 16) == whole  # the lower
     assert evidence_ratio(window[:10], MODELS, PREFILL, 1.0, 16) == ratio_of(

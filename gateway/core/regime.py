@@ -54,6 +54,7 @@ class RegimeState:
     trial: bool = False  # the role was started on hope, not evidence: it ends as soon as the evidence says so
     pending_trial: bool = False  # the pending switch is asked for on hope alone (taken only free and light)
     evidence: float | None = None  # the last mix ratio at the posterior means (`ratio` is as hoped)
+    lead: float = 0.0  # the hope's lead over the evidence entering speculation must outlast (`next_regime`)
     observed: int = 0  # the speculative server's acceptance observations so far, as of the last recomputation
     trial_observed: int = 0  # ... when the trial started
     trial_failed: bool = False  # the last trial ended unborne out: hope alone asks for no other until evidence ≥ 1
@@ -123,11 +124,17 @@ def evidence_ratio(samples: Sequence[MixSample], models: Mapping[Role, StepModel
     baseline showed in it 10 s late (members 6 and 10 of the family: 1.04x and 1.08x, the loss all after the phase
     change). The lower of the two is conservative toward the baseline, whose cost does not hang on an acceptance
     estimate: speculation must pay on both the window and its recent requests to be asked for, or to stay."""
+    return evidence_ratios(samples, models, prefill, externality_weight, recent, stall)[1]
+
+
+def evidence_ratios(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
+                    externality_weight: float, recent: int, stall: Stall = NO_STALL) -> tuple[float, float]:
+    """The whole window's mix ratio at the evidence, and `evidence_ratio` (the lower of it and the recent one's)."""
     whole = ratio_of(mix_costs(samples, models, prefill, externality_weight, evidence=True, stall=stall))
     if recent <= 0 or len(samples) <= recent:
-        return whole
+        return whole, whole
     last = mix_costs(samples[-recent:], models, prefill, externality_weight, evidence=True, stall=stall)
-    return min(whole, ratio_of(last))
+    return whole, min(whole, ratio_of(last))
 
 
 K = TypeVar("K", bound=Hashable)
@@ -220,14 +227,16 @@ def leave_large_batch(state: RegimeState, mean_load: float, now: float, cfg: Reg
 
 
 def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: RegimeConfig,
-                evidence: float | None = None, observed: int = 0) -> RegimeState:
+                evidence: float | None = None, observed: int = 0, lead: float | None = None) -> RegimeState:
     """The regime at time `now` (seconds), given the latest mix ratio as hoped (`ratio`) and as measured
     (`evidence`; None: the same): the same role, with a switch pending when the evidence leaves the band after the
     dwell of `min_dwell_s` (or, the hope too, the decisive band at any time), a trial of speculation pending when only
     the hope does, a trial's end pending at once when its evidence falls below the band (judged on
     `trial_min_observations` of the speculative server's acceptance observations since it started: `observed` counts
     them; before any, the evidence is the prior that hope alone had already overruled), and no switch pending once the
-    ratio is back inside the band. `settle` takes a pending switch."""
+    ratio is back inside the band. `settle` takes a pending switch. `lead`: the hope's lead over the evidence on the
+    same requests (the classes' remaining uncertainty; None: `ratio` less `evidence`, which also counts the recent
+    requests' gap that `evidence` has already taken)."""
     if ratio is None:
         return state
     ev, state = ratio if evidence is None else evidence, replace(state, observed=max(observed, state.observed))
@@ -237,7 +246,8 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
     decisive = trial = False
     judged = state.observed - state.trial_observed >= cfg.trial_min_observations
     hoped = ratio > 1.0 + cfg.switch_margin and (not state.trial_failed or ev >= 1.0)  # a failed trial tested hope
-    sure = ev > 1.0 + cfg.switch_margin and ev - max(ratio - ev, 0.0) > 1.0  # past the band less the hope's lead
+    ahead = max(ratio - ev if lead is None else lead, 0.0)
+    sure = ev > 1.0 + cfg.switch_margin and ev - ahead > 1.0  # past the band less the hope's lead
     if state.role == "baseline" and (sure or (hoped and ev <= 1.0 + cfg.switch_margin)):
         wanted, trial = "speculative", not sure
         # with evidence, speculation is entered after the dwell (the evidence swings: 1.17, then 0.87 a decision
@@ -252,9 +262,10 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
         # (the demo's: 1.09 at 4 answers, 0.89 at 9, 1.0 at 12); under load the hope is the evidence
         wanted, decisive = "baseline", max(ev, ratio) < 1.0 / (1.0 + cfg.decisive_margin)
     if wanted is None or not (decisive or now - state.since_s >= cfg.min_dwell_s):
-        return replace(state, ratio=ratio, evidence=ev, pending=None, pending_trial=False)
+        return replace(state, ratio=ratio, evidence=ev, lead=ahead, pending=None, pending_trial=False)
     since = state.pending_since_s if state.pending == wanted else now
-    return replace(state, ratio=ratio, evidence=ev, pending=wanted, pending_since_s=since, pending_trial=trial)
+    return replace(state, ratio=ratio, evidence=ev, lead=ahead, pending=wanted, pending_since_s=since,
+                   pending_trial=trial)
 
 
 class Running(NamedTuple):
@@ -362,8 +373,8 @@ def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig
         take = state.trial or paid or free
     if take:
         return RegimeState(state.pending, now, state.ratio, state.switches + 1, trial=state.pending_trial,
-                           evidence=state.evidence, observed=state.observed, trial_observed=state.observed,
-                           trial_failed=state.trial and state.pending == "baseline")
+                           evidence=state.evidence, lead=state.lead, observed=state.observed,
+                           trial_observed=state.observed, trial_failed=state.trial and state.pending == "baseline")
     return state
 
 

@@ -108,7 +108,7 @@ class Accounting:
                 queued_prefill_tokens=d.queued_tokens if backend.name == d.backend else 0.0,
                 # what its acceptance was predicted at, where it was routed on that (not a probe): `core.calibration`
                 predicted_tokens_per_step=d.tokens_per_step_raw if backend.name == d.backend and d.reason != "explore"
-                else None,
+                else None, read_early=outcome.read_early,
             ))
             if self.shadow is not None and outcome.captured is not None:
                 outcome.shadow_tps = self.shadow.observe(

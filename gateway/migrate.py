@@ -51,6 +51,7 @@ from gateway.upstream import CLIENT_ERRORS, ResponseTooLarge, UpstreamClient
 
 log = logging.getLogger("specgate.migrate")
 TOO_LARGE = "upstream answer over the size limit"
+EARLY_READ_STEPS = 17  # a trial's running stream is read for acceptance at its 16th decode step (one answer's weight)
 RESUME_FAILED = "upstream stream ended and the request could not be resumed"
 
 
@@ -171,6 +172,21 @@ class Migrator:
                   why=live.why)
         live.resp.close()  # the server aborts it; the stream's task resumes it on `dest`
 
+    def _read_early(self, live: Live, outcome: Outcome) -> None:
+        """After an upstream event of a stream on a shared GPU's speculative server: while its regime is a trial
+        (started on hope, `gateway.core.regime`), read the stream's acceptance once it has made `EARLY_READ_STEPS`
+        engine steps, as one of the server's answers (`Learner.observe_early`): a trial is judged on these, and
+        on conversation traffic its first answers ran for seconds while every arrival went to it."""
+        join, ctx = live.join, live.ctx
+        if outcome.read_early is not None or join.steps < EARLY_READ_STEPS or live.moves \
+                or not self.router.regimes[live.backend.group].trial:
+            return
+        outcome.read_early = (join.completion_tokens, join.steps)
+        r = ctx.routed
+        self.learner.observe_early(r.learner_class or r.task_class, r.bucket, r.features.prompt_tokens,
+                                   join.completion_tokens, join.steps, r.family, r.features.temperature,
+                                   r.features.copy_kind)
+
     def prepare(self, ctx: Context) -> None:
         """Mark a request that may move: to a shared GPU (on a switch), or to a fleet's speculative server with
         mid-stream moves on. Its upstream is asked for a stream (a non-streamed request too: the gateway joins its
@@ -223,6 +239,8 @@ class Migrator:
         if self.midstream is not None and self._watched(backend):
             live.window = StepWindow(self.midstream.window)
             relay.watch = lambda: self._look(live)
+        elif backend.role == "speculative" and backend.group in self.router.regimes:
+            relay.watch = lambda: self._read_early(live, outcome)
         group = self.live.setdefault(backend.group, set())
         group.add(live)
         try:

@@ -38,6 +38,7 @@ class Outcome:
     moves: tuple[str, ...] = ()  # live migration: the roles the request moved to, in order
     moved_why: str | None = None  # a mid-stream move's reason (`gateway.core.midstream.MidstreamCall.reason`)
     drafted_part: tuple[int, int] | None = None  # ... and the tokens and engine steps it made before it moved
+    read_early: tuple[int, int] | None = None  # the tokens and engine steps read for acceptance while it ran
     tokens_by_role: tuple[tuple[str, int], ...] = ()  # a moved request: each part's role and completion tokens
     captured: bytes | bytearray | None = None  # shadow lookup: the response's bytes to replay (`gateway.shadow`)
     shadow_tps: float | None = None  # ... and what the replay read

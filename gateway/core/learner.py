@@ -200,10 +200,15 @@ class Learner:
         steps = obs.steps
         if obs.role == "baseline" and steps is None:
             steps = obs.completion_tokens
-        if obs.role == "speculative" and steps:
+        early = obs.read_early
+        if obs.role == "speculative" and steps and early is None:
             self.served_acceptance += 1
             self._observe_both(key, obs.prompt_tokens, obs.completion_tokens, steps, obs.family, obs.temperature,
                                obs.copy_kind, 1.0, obs.predicted_tokens_per_step)
+        elif obs.role == "speculative" and steps and early is not None and steps > early[1]:  # the rest of it
+            # + one token in one step: `decode_tokens_per_step` takes a first chunk for the prefill's
+            self._observe_both(key, obs.prompt_tokens, obs.completion_tokens - early[0] + 1, steps - early[1] + 1,
+                               obs.family, obs.temperature, obs.copy_kind, 1.0)
         if obs.warmup:
             self._observe_warmup_step(obs, steps)
             return
@@ -266,6 +271,16 @@ class Learner:
         # tokens per step) must not outweigh the prior for all of them, so each response counts once there.
         self._bucket_tokens_per_step.setdefault(bucket, Ewma(self.config.prior_tokens_per_step)).update(
             tps, f, w=min(weight, 1.0))
+
+    def observe_early(self, task_class: str, bucket: str, prompt_tokens: int, tokens: int, steps: int,
+                      family: int | None = None, temperature: float = 0.0, kind: str = "new") -> None:
+        """A running answer of the speculative server read for acceptance before it ends (a trial is judged on it:
+        `gateway.migrate`): its first `tokens` in `steps` engine steps; the rest is read when it ends
+        (`Observation.read_early`). It counts as one of the server's answers read."""
+        if steps < 2 or tokens < 1:
+            return
+        self.served_acceptance += 1
+        self._observe_both((task_class, bucket), prompt_tokens, tokens, steps, family, temperature, kind, 1.0)
 
     def observe_shadow(self, task_class: str, bucket: str, prompt_tokens: int, tokens_per_step: float, steps: int,
                        scale: float, family: int | None = None, temperature: float = 0.0, kind: str = "new") -> None:

@@ -32,3 +32,4 @@ class Observation:
     queued_prefill_tokens: float = 0.0  # others' prompt tokens priced as queued ahead of it (`Decision.queued_tokens`)
     copy_kind: str = "new"  # what its answer may copy (`classify.Features.copy_kind`): keys acceptance cells
     predicted_tokens_per_step: float | None = None  # the raw per-request estimate it was routed on (`calibration`)
+    read_early: tuple[int, int] | None = None  # tokens and engine steps already read for acceptance while it ran

@@ -71,6 +71,7 @@ class Settings(BaseSettings):
     regime_min_dwell_s: float = Field(10.0, ge=0.0, description="shared GPU: seconds a regime holds at least (unless the mix is past the decisive margin), and the horizon over which a switch that is not free must pay for its co-running: the shortest phase of load the regime is meant to follow")
     regime_leave_margin: float = Field(0.0, ge=0.0, description="shared GPU: a speculative regime stays while the mix reads speculation at least 1 / (1 + this) as cheap, and leaves below it (entering still needs SPECGATE_REGIME_SWITCH_MARGIN): the baseline's cost does not hang on an acceptance estimate. At 0.05 (a symmetric band) mixed-phases and member 207 of the family kept their first bet on speculation, 1.07x the baseline alone; at 0 (with the shadow lookup) 1.011x and 1.056x (results/idle-step-2026-12-05-f)")
     regime_decisive_margin: float = Field(0.10, ge=0.0, description="shared GPU: a mix predicted this much cheaper on the other server asks for a switch before the dwell is over")
+    regime_enter_cost_factor: float = Field(2.0, ge=0.0, description="shared GPU: a switch into speculation on evidence (free or paid; not a trial) is taken only when its predicted gain exceeds this many times its predicted co-running cost (leaving speculation: SPECGATE_REGIME_SWITCH_COST_FACTOR): the gain hangs on acceptance and on the n-gram server's step under load; with the idle server's step measured, the bursty built-in entered at a gain of 2.51 s against 2.27 s just before a burst that ran slower there (1.026x), while every other entry into speculation of the reference runs had 7.5-10.7x (results/trial-early-read-2026-12-06-p)")
     regime_switch_cost_factor: float = Field(1.0, ge=0.0, description="shared GPU: a switch that is not free is taken only when its predicted gain exceeds this many times its predicted co-running cost (room for the linear co-running model to miss the queue a burst builds; at 4 a regime left speculation 10 s into a burst it should have left at its start: 1.12x)")
     regime_free_drain_s: float = Field(0.3, ge=0.0, description="shared GPU: a switch the mix asks for is taken when the leaving server's running requests are predicted to end within this (nearly free: new requests time-share the GPU with them no longer), or when its predicted gain over SPECGATE_REGIME_MIN_DWELL_S exceeds the predicted cost of that co-running")
     regime_optimism: float = Field(1.0, ge=0.0, description="shared GPU: the mix is judged with each class's tokens per step this many posterior standard deviations above its mean (optimism while unmeasured; no effect once measured)")
@@ -315,7 +316,8 @@ class Settings(BaseSettings):
         return RegimeConfig(self.regime_switch_margin, dwell, self.externality_weight,
                             self.regime_decisive_margin, self.regime_free_drain_s, self.regime_switch_cost_factor,
                             self.regime_speculation_max_load, self.regime_trial_max_load,
-                            self.regime_trial_min_observations, self.regime_leave_margin)
+                            self.regime_trial_min_observations, self.regime_leave_margin,
+                            self.regime_enter_cost_factor)
 
     def client_keys(self) -> list[bytes]:
         """API keys from `api_keys` and `api_keys_file` (one per line, '#' comments)."""

@@ -15,7 +15,7 @@ from gateway.core.learner import Learner
 from gateway.core.protocol import request_view
 from gateway.emulator import EmulatedFleet, parse_layout
 from gateway.metrics import Metrics
-from gateway.router import Router
+from gateway.router import MixRatios, Router
 from gateway.settings import BackendSpec, Settings, parse_backend
 from gateway.state import AppState
 
@@ -119,7 +119,7 @@ def _count_mix_computations(router: Router) -> dict[str, int]:
     visits: dict[str, int] = {}
     inner = router._mix_ratio_of
 
-    def counting(group: str, extra: Any, mean_load: float) -> tuple[float | None, float | None]:
+    def counting(group: str, extra: Any, mean_load: float) -> MixRatios:
         visits[group] = visits.get(group, 0) + 1
         return inner(group, extra, mean_load)
 

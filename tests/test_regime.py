@@ -135,6 +135,23 @@ def test_a_switch_that_is_not_free_must_gain_its_cost_times_the_factor() -> None
     assert settle(pending, 21.0, SwitchPrice(0.2, 0.1, 0.2), cautious).role == "speculative"  # free
 
 
+def test_speculation_is_entered_only_where_its_gain_covers_its_co_running_the_enter_factor_times() -> None:
+    """The bursty built-in with the idle server's step measured: speculation entered on a 0.29-s drain (free) at a
+    gain of 2.51 s against 2.27 s, just before a burst that ran slower there (1.026x the better static); every other
+    entry into speculation of the reference runs had 7.5-10.7 times its cost. Leaving it asks only the cost once."""
+    from dataclasses import replace
+
+    cfg = replace(CFG, enter_cost_factor=2.0)
+    entering = next_regime(RegimeState(), 1.2, 20.0, cfg)
+    assert entering.pending == "speculative"
+    assert settle(entering, 21.0, SwitchPrice(0.29, 2.27, 2.51), cfg).role == "baseline"  # neither free nor paid
+    assert settle(entering, 21.0, SwitchPrice(0.19, 1.11, 9.26), cfg).role == "speculative"  # the code burst's
+    assert settle(entering, 21.0, SwitchPrice(0.0, 0.0, 0.5), cfg).role == "speculative"  # idle: free
+    leaving = next_regime(RegimeState("speculative"), 0.8, 20.0, cfg)
+    assert leaving.pending == "baseline"
+    assert settle(leaving, 21.0, SwitchPrice(0.29, 2.27, 2.51), cfg).role == "baseline"  # once is enough to leave
+
+
 def test_the_gains_horizon_is_the_dwell_then_how_long_the_switch_has_waited() -> None:
     """Regression: the router priced a switch that had just become pending with the state before it (pending since
     0.0 on the monotonic clock), so the horizon was the machine's uptime and every switch looked paid for (a gain of

@@ -19,7 +19,6 @@ from gateway.core.regime import (
     RegimeConfig,
     RegimeState,
     SwitchPrice,
-    evidence_ratio,
     evidence_ratios,
     mix_costs,
     next_regime,
@@ -245,11 +244,10 @@ def test_the_evidence_is_the_lower_of_the_window_and_its_recent_requests() -> No
     whole = ratio_of(mix_costs(window, MODELS, PREFILL, 1.0, evidence=True))
     recent = ratio_of(mix_costs([creative] * 16, MODELS, PREFILL, 1.0, evidence=True))
     assert recent < 1.0 < whole
-    assert evidence_ratio(window, MODELS, PREFILL, 1.0, 16) == recent
     assert evidence_ratios(window, MODELS, PREFILL, 1.0, 16) == (whole, recent)  # the window's too: the hope's lead
-    assert evidence_ratio(window, MODELS, PREFILL, 1.0, 0) == whole  # off
-    assert evidence_ratio([creative] * 16 + [structured] * 48, MODELS, PREFILL, 1.0, 16) == whole  # the lower
-    assert evidence_ratio(window[:10], MODELS, PREFILL, 1.0, 16) == ratio_of(
+    assert evidence_ratios(window, MODELS, PREFILL, 1.0, 0) == (whole, whole)  # off
+    assert evidence_ratios([creative] * 16 + [structured] * 48, MODELS, PREFILL, 1.0, 16)[1] == whole  # the lower
+    assert evidence_ratios(window[:10], MODELS, PREFILL, 1.0, 16)[1] == ratio_of(
         mix_costs(window[:10], MODELS, PREFILL, 1.0, evidence=True))  # fewer than 16: the window
 
 

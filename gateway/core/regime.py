@@ -41,6 +41,7 @@ class RegimeConfig:
     trial_max_load: float = math.inf  # hope alone starts a free trial only while the load it commits is at most this
     trial_min_observations: int = 8  # a trial is judged on at least this many acceptance observations of its own
     leave_margin: float = 0.05  # a speculative regime stays while the mix reads at least 1 / (1 + this) (Settings: 0)
+    enter_cost_factor: float = 1.0  # entering speculation (not a trial) needs its gain past this many times its cost
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,19 +118,14 @@ def mix_costs(samples: Sequence[MixSample], models: Mapping[Role, StepModel], pr
             "speculative": total("speculative", spec_steps, spec_steps_load, spec_stall)}
 
 
-def evidence_ratio(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
-                   externality_weight: float, recent: int, stall: Stall = NO_STALL) -> float:
-    """The mix ratio at the evidence, the lower of the whole window's and its last `recent` requests': the window
-    (64 requests) spans 14 s at 4.5 requests/s and the whole of a light trace, so a phase whose mix favours the
-    baseline showed in it 10 s late (members 6 and 10 of the family: 1.04x and 1.08x, the loss all after the phase
-    change). The lower of the two is conservative toward the baseline, whose cost does not hang on an acceptance
-    estimate: speculation must pay on both the window and its recent requests to be asked for, or to stay."""
-    return evidence_ratios(samples, models, prefill, externality_weight, recent, stall)[1]
-
-
 def evidence_ratios(samples: Sequence[MixSample], models: Mapping[Role, StepModel], prefill: Mapping[Role, float],
                     externality_weight: float, recent: int, stall: Stall = NO_STALL) -> tuple[float, float]:
-    """The whole window's mix ratio at the evidence, and `evidence_ratio` (the lower of it and the recent one's)."""
+    """The mix ratio at the evidence on the whole window, and the lower of it and its last `recent` requests' (the
+    evidence): the window (64 requests) spans 14 s at 4.5 requests/s and the whole of a light trace, so a phase
+    whose mix favours the baseline showed in it 10 s late (members 6 and 10 of the family: 1.04x and 1.08x, the
+    loss all after the phase change). The lower of the two is conservative toward the baseline, whose cost does not
+    hang on an acceptance estimate: speculation must pay on both the window and its recent requests to be asked
+    for, or to stay."""
     whole = ratio_of(mix_costs(samples, models, prefill, externality_weight, evidence=True, stall=stall))
     if recent <= 0 or len(samples) <= recent:
         return whole, whole
@@ -234,9 +230,8 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
     the hope does, a trial's end pending at once when its evidence falls below the band (judged on
     `trial_min_observations` of the speculative server's acceptance observations since it started: `observed` counts
     them; before any, the evidence is the prior that hope alone had already overruled), and no switch pending once the
-    ratio is back inside the band. `settle` takes a pending switch. `lead`: the hope's lead over the evidence on the
-    same requests (the classes' remaining uncertainty; None: `ratio` less `evidence`, which also counts the recent
-    requests' gap that `evidence` has already taken)."""
+    ratio is back inside the band. `settle` takes a pending switch. `lead`: the hope's lead over the evidence on one
+    window (the classes' uncertainty; None: `ratio` less `evidence`, which may be lowered to its recent requests)."""
     if ratio is None:
         return state
     ev, state = ratio if evidence is None else evidence, replace(state, observed=max(observed, state.observed))
@@ -361,15 +356,17 @@ def settle(state: RegimeState, now: float, price: SwitchPrice, cfg: RegimeConfig
     capacity); else it stays pending, re-priced at the next decision. A trial asked for on hope alone starts only on
     an idle GPU (nothing running on the leaving server) and while the load it commits is at most `trial_max_load`:
     neither paid by its hoped gain nor on a short drain (a real H100 pair took one 4 decisions in, paid, and later
-    one on a drain predicted 0.16 s that ran ~1 s; each made the light phase 1.13-1.17x either server alone)."""
+    one on a drain predicted 0.16 s that ran ~1 s; each made the light phase 1.13-1.17x either server alone).
+    Speculation is entered only where the gain covers its co-running `enter_cost_factor` times (why: settings)."""
     if state.pending is None or (not saturated and _over_the_cap(state.pending, mean_load, price.arriving_load, cfg)):
         return state
     if state.pending_trial:  # a bet on hope alone: only where nothing runs to co-run with it, there or back
         light = price.arriving_load <= cfg.trial_max_load or not math.isfinite(price.arriving_load)
         take = price.drain_s <= 0.0 and light
     else:
-        free = price.drain_s <= cfg.free_drain_s and price.cost_s <= price.gain_s
-        paid = price.gain_s > cfg.switch_cost_factor * price.cost_s
+        enter = cfg.enter_cost_factor if state.pending == "speculative" else 1.0
+        free = price.drain_s <= cfg.free_drain_s and enter * price.cost_s <= price.gain_s
+        paid = price.gain_s > max(cfg.switch_cost_factor, enter) * price.cost_s
         take = state.trial or paid or free
     if take:
         return RegimeState(state.pending, now, state.ratio, state.switches + 1, trial=state.pending_trial,

@@ -51,8 +51,8 @@ from gateway.upstream import CLIENT_ERRORS, ResponseTooLarge, UpstreamClient
 
 log = logging.getLogger("specgate.migrate")
 TOO_LARGE = "upstream answer over the size limit"
-EARLY_READ_STEPS = 17  # a trial's running stream is read for acceptance at its 16th decode step (one answer's weight)
 RESUME_FAILED = "upstream stream ended and the request could not be resumed"
+EARLY_READ_STEPS = 17  # a trial's running stream is read for acceptance at its 16th decode step (one answer's weight)
 
 
 @dataclass(slots=True, eq=False)

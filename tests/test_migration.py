@@ -29,6 +29,7 @@ from gateway.core.migration import (
     resume_body,
 )
 from gateway.emulator import EmulatedPair
+from gateway.migrate import Migrator
 from gateway.state import AppState
 
 SCALE = 0.25  # real seconds per simulated second: streams of a few hundred tokens last a second or so
@@ -221,14 +222,17 @@ async def _pair_gateway(gateway_factory: Callable[..., Any], pair: EmulatedPair,
     return gw
 
 
-def _switch(gw: RunningGateway, role: str) -> None:
+def _migrator(gw: RunningGateway) -> Migrator:
+    migrator = gw.app[AppState.key].proxy.migrator
+    assert migrator is not None
+    return migrator
+
+
+def _switch(gw: RunningGateway, role: str, group: str = GROUP) -> None:
     """A regime switch as the router records it (here joined from a peer), then the gateway's check after a
     decision: the leaving server's streams move."""
-    state = gw.app[AppState.key]
-    state.router.import_regimes({GROUP: role})
-    migrator = state.proxy.migrator
-    assert migrator is not None
-    migrator.switched()
+    gw.app[AppState.key].router.import_regimes({group: role})
+    _migrator(gw).switched()
 
 
 def _migrations(gw: RunningGateway, reason: str = "switch") -> float:
@@ -317,8 +321,7 @@ async def test_a_stop_string_that_straddles_the_seam_still_stops(gateway_factory
     async with EmulatedPair(profile="h200-ngram", time_scale=4.0) as pair:
         pair.register_references({"s": ref})
         gw = await _pair_gateway(gateway_factory, pair)
-        migrator = gw.app[AppState.key].proxy.migrator
-        assert migrator is not None
+        migrator = _migrator(gw)
         client = _client(gw)
         run = asyncio.create_task(_chat_stream(client, "s", stream_options={"include_usage": True},
                                                extra_body={"stop": [stop]}))
@@ -418,8 +421,7 @@ async def test_a_migration_heavy_run_loses_nothing(gateway_factory: Callable[...
     async with EmulatedPair(profile="h200-ngram", time_scale=SCALE) as pair:
         pair.register_references({f"h{i}": reference(i, 120 + 10 * i) for i in range(n)})
         gw = await _pair_gateway(gateway_factory, pair)
-        migrator = gw.app[AppState.key].proxy.migrator
-        assert migrator is not None
+        migrator = _migrator(gw)
         client = _client(gw)
         direct = openai.AsyncOpenAI(base_url=pair.baseline_url + "/v1", api_key="x", max_retries=0, timeout=60)
 
@@ -500,8 +502,7 @@ async def test_non_streamed_answers_are_joined_the_same_way(gateway_factory: Cal
     async with EmulatedPair(profile="h200-ngram", time_scale=SCALE) as pair:
         pair.register_references({"n0": reference(7), "n1": reference(8)})
         gw = await _pair_gateway(gateway_factory, pair)
-        migrator = gw.app[AppState.key].proxy.migrator
-        assert migrator is not None
+        migrator = _migrator(gw)
         client = _client(gw)
         chat = asyncio.create_task(client.chat.completions.create(
             model="specgate-emu", messages=[{"role": "user", "content": "Notes."}], temperature=0, max_tokens=400,
@@ -568,8 +569,7 @@ async def test_a_stream_that_ends_as_it_is_moved_is_no_failure(gateway_factory: 
         gw: RunningGateway = await gateway_factory(backends=[f"baseline={url}@gpu", f"speculative={url}@gpu"],
                                                    policy="baseline", migration=True)
         state = gw.app[AppState.key]
-        migrator = state.proxy.migrator
-        assert migrator is not None
+        migrator = _migrator(gw)
         async with ClientSession() as session, session.post(gw.url + "/v1/chat/completions", json={
                 "model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}) as resp:
             got = b""

@@ -14,7 +14,7 @@ import openai
 import pytest
 from aiohttp import ClientSession, web
 from test_hostile import Upstream
-from test_migration import GROUP, SCALE, _client, _migrations, _pair_gateway, _switch, reference
+from test_migration import GROUP, SCALE, _client, _migrations, _migrator, _pair_gateway, _switch, reference
 
 from gateway.bench.kit.inproc import RunningGateway, until
 from gateway.core.migration import not_movable
@@ -28,8 +28,7 @@ async def test_both_token_limits_a_moved_chat_still_completes(gateway_factory: C
     async with EmulatedPair(profile="h200-ngram", time_scale=SCALE) as pair:
         pair.register_references({"b": reference(4)})
         gw = await _pair_gateway(gateway_factory, pair)
-        migrator = gw.app[AppState.key].proxy.migrator
-        assert migrator is not None
+        migrator = _migrator(gw)
         client = _client(gw)
         head = {"x-request-id": "b"}
         body: Any = dict(model="specgate-emu", messages=[{"role": "user", "content": "Notes (b)."}], temperature=0,
@@ -71,6 +70,13 @@ def _chunk(obj_delta: dict[str, Any], finish: str | None, tokens: int, chat: boo
     obj = {"id": "up-1", "object": "chat.completion.chunk" if chat else "text_completion", "created": 1, "model": "m",
            "choices": [choice], "usage": {"prompt_tokens": 7, "completion_tokens": tokens, "total_tokens": 7 + tokens}}
     return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+async def _one_gpu(gateway_factory: Callable[..., Any], url: str) -> RunningGateway:
+    """The gateway in front of `url` as both servers of one GPU (group "gpu"), routing to the baseline, migration on."""
+    gw: RunningGateway = await gateway_factory(backends=[f"baseline={url}@gpu", f"speculative={url}@gpu"],
+                                               policy="baseline", migration=True)
+    return gw
 
 
 @contextlib.asynccontextmanager
@@ -116,8 +122,7 @@ async def test_a_joined_non_streamed_answer_keeps_the_reasoning(gateway_factory:
                 _chunk({"content": ""}, "stop", 5)]
 
     async with _scripted(script, lambda n: False) as (url, bodies):
-        gw: RunningGateway = await gateway_factory(backends=[f"baseline={url}@gpu", f"speculative={url}@gpu"],
-                                                   policy="baseline", migration=True)
+        gw = await _one_gpu(gateway_factory, url)
         async with ClientSession() as session, session.post(gw.url + "/v1/chat/completions", json={
                 "model": "m", "messages": [{"role": "user", "content": "hi"}]}) as resp:
             answer = await resp.json()
@@ -139,18 +144,14 @@ async def test_a_stream_moved_mid_reasoning_is_not_resumed_without_it(gateway_fa
         return [_chunk({"role": "assistant", "content": ""}, None, 0), _chunk({"content": "Done."}, "stop", 2)]
 
     async with _scripted(script, lambda n: n == 0) as (url, bodies):
-        gw: RunningGateway = await gateway_factory(backends=[f"baseline={url}@gpu", f"speculative={url}@gpu"],
-                                                   policy="baseline", migration=True)
-        state = gw.app[AppState.key]
-        migrator = state.proxy.migrator
-        assert migrator is not None
+        gw = await _one_gpu(gateway_factory, url)
+        migrator = _migrator(gw)
         async with ClientSession() as session, session.post(gw.url + "/v1/chat/completions", json={
                 "model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}) as resp:
             got = b""
             while b"step two" not in got:
                 got += await resp.content.readany()
-            state.router.import_regimes({"gpu": "speculative"})
-            migrator.switched()
+            _switch(gw, "speculative", "gpu")
             # a resume carries the answer's text only: a stream with reasoning stays where it is
             assert [x.move_to for x in migrator.live["gpu"]] == [None]
         assert _migrations(gw) == 0 and len(bodies) == 1
@@ -167,8 +168,7 @@ async def test_completions_logprobs_zero_keeps_its_logprobs(gateway_factory: Cal
                 _chunk({"content": ""}, "length", 1, chat=False, extra={"logprobs": None})]
 
     async with _scripted(script, lambda n: False) as (url, bodies):
-        gw: RunningGateway = await gateway_factory(backends=[f"baseline={url}@gpu", f"speculative={url}@gpu"],
-                                                   policy="baseline", migration=True)
+        gw = await _one_gpu(gateway_factory, url)
         async with ClientSession() as session, session.post(gw.url + "/v1/completions", json={
                 "model": "m", "prompt": "Q:", "max_tokens": 1, "logprobs": 0}) as resp:
             await resp.read()
@@ -218,8 +218,7 @@ async def test_a_stop_across_the_seam_does_not_stop_before_min_tokens(gateway_fa
     async with EmulatedPair(profile="h200-ngram", time_scale=4.0) as pair:
         pair.register_references({"s": ref})
         gw = await _pair_gateway(gateway_factory, pair)
-        migrator = gw.app[AppState.key].proxy.migrator
-        assert migrator is not None
+        migrator = _migrator(gw)
         client = _client(gw)
         run = asyncio.create_task(_chat_stream(client, "s", stream_options={"include_usage": True},
                                                extra_body={"stop": [stop], "min_tokens": 300}))
@@ -303,8 +302,7 @@ async def test_requests_that_cannot_resume_do_not_eject_the_leaving_server(
         pair.register_references({f"e{i}": reference(i) for i in range(n)})
         gw = await _pair_gateway(gateway_factory, pair)
         state = gw.app[AppState.key]
-        migrator = state.proxy.migrator
-        assert migrator is not None
+        migrator = _migrator(gw)
         client = _client(gw)
 
         async def one(i: int) -> str | None:
@@ -354,8 +352,7 @@ async def test_a_non_object_upstream_event_does_not_break_the_joined_relay(gatew
                 _chunk({"content": "ok"}, None, 1), _chunk({"content": ""}, "stop", 1)]
 
     async with _scripted(script, lambda n: False) as (url, _bodies):
-        gw: RunningGateway = await gateway_factory(backends=[f"baseline={url}@gpu", f"speculative={url}@gpu"],
-                                                   policy="baseline", migration=True)
+        gw = await _one_gpu(gateway_factory, url)
         raw, status = b"", 0
         try:
             async with ClientSession() as session, session.post(gw.url + "/v1/chat/completions", json={
@@ -423,17 +420,13 @@ async def test_a_chat_with_no_text_yet_is_not_resumed_as_an_empty_final_message(
         return [*first, _chunk({"content": "Hi."}, "stop", 2)]
 
     async with _scripted(script, lambda n: n == 0) as (url, bodies):
-        gw: RunningGateway = await gateway_factory(backends=[f"baseline={url}@gpu", f"speculative={url}@gpu"],
-                                                   policy="baseline", migration=True)
-        state = gw.app[AppState.key]
-        migrator = state.proxy.migrator
-        assert migrator is not None
+        gw = await _one_gpu(gateway_factory, url)
+        migrator = _migrator(gw)
         async with ClientSession() as session, session.post(gw.url + "/v1/chat/completions", json={
                 "model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}) as resp:
             await until(lambda: any(x.join.text == so_far and x.join.content_events == (1 if so_far else 0)
                                     for x in migrator.live["gpu"]), 10)
-            state.router.import_regimes({"gpu": "speculative"})
-            migrator.switched()
+            _switch(gw, "speculative", "gpu")
             moved = any(x.move_to is not None for x in migrator.live["gpu"])
             assert moved == (so_far == "")  # whitespace alone was relayed: a template would trim it, so it stays
             if moved:
@@ -470,19 +463,14 @@ async def test_a_resume_carries_the_same_credentials_as_the_request(gateway_fact
     url = await up.start()
     creds = url.replace("http://", "http://proxyuser:proxypass@")
     try:
-        gw: RunningGateway = await gateway_factory(backends=[f"baseline={creds}@gpu", f"speculative={creds}@gpu"],
-                                                   policy="baseline", migration=True)
-        state = gw.app[AppState.key]
-        migrator = state.proxy.migrator
-        assert migrator is not None
+        gw = await _one_gpu(gateway_factory, creds)
         async with ClientSession() as session, session.post(gw.url + "/v1/chat/completions", json={
                 "model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True},
                 headers={"Authorization": "Bearer k1"}) as resp:
             got = b""
             while b"Hello" not in got:
                 got += await resp.content.readany()
-            state.router.import_regimes({"gpu": "speculative"})
-            migrator.switched()
+            _switch(gw, "speculative", "gpu")
             try:
                 while chunk := await resp.content.readany():
                     got += chunk
@@ -506,8 +494,7 @@ async def test_a_non_streamed_request_that_cannot_resume_is_not_blamed_on_the_se
         pair.register_references({"q": reference(9)})
         gw = await _pair_gateway(gateway_factory, pair)
         state = gw.app[AppState.key]
-        migrator = state.proxy.migrator
-        assert migrator is not None
+        migrator = _migrator(gw)
         client = _client(gw)
         run = asyncio.create_task(client.chat.completions.create(
             model="specgate-emu", messages=[{"role": "user", "content": "Notes (q)."}], temperature=0,
@@ -548,8 +535,7 @@ async def test_a_stream_past_the_joiners_event_limit_carries_no_usage_the_client
                 b'"usage":{"prompt_tokens":7,"completion_tokens":2,"total_tokens":9}}\n\n']
 
     async with _scripted(script, lambda n: False) as (url, bodies):
-        gw: RunningGateway = await gateway_factory(backends=[f"baseline={url}@gpu", f"speculative={url}@gpu"],
-                                                   policy="baseline", migration=True)
+        gw = await _one_gpu(gateway_factory, url)
         async with ClientSession() as session, session.post(gw.url + "/v1/chat/completions", json={
                 "model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}) as resp:
             raw = await resp.read()

@@ -58,7 +58,7 @@ class RegimeState:
     lead: float = 0.0  # the hope's lead over the evidence entering speculation must outlast (`next_regime`)
     observed: int = 0  # the speculative server's acceptance observations so far, as of the last recomputation
     trial_observed: int = 0  # ... when the trial started
-    trial_failed: bool = False  # the last trial ended unborne out: hope alone asks for no other until evidence ≥ 1
+    trial_failed: bool = False  # the last trial ended unborne out: no other on hope alone (until a switch on evidence)
 
 
 class MixSample(NamedTuple):
@@ -227,7 +227,7 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
     """The regime at time `now` (seconds), given the latest mix ratio as hoped (`ratio`) and as measured
     (`evidence`; None: the same): the same role, with a switch pending when the evidence leaves the band after the
     dwell of `min_dwell_s` (or, the hope too, the decisive band at any time), a trial of speculation pending when only
-    the hope does, a trial's end pending at once when its evidence falls below the band (judged on
+    the hope does, a trial's end pending at once when its evidence has not risen past the band (judged on
     `trial_min_observations` of the speculative server's acceptance observations since it started: `observed` counts
     them; before any, the evidence is the prior that hope alone had already overruled), and no switch pending once the
     ratio is back inside the band. `settle` takes a pending switch. `lead`: the hope's lead over the evidence on one
@@ -240,7 +240,7 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
     wanted: Role | None = None
     decisive = trial = False
     judged = state.observed - state.trial_observed >= cfg.trial_min_observations
-    hoped = ratio > 1.0 + cfg.switch_margin and (not state.trial_failed or ev >= 1.0)  # a failed trial tested hope
+    hoped = ratio > 1.0 + cfg.switch_margin and not state.trial_failed  # a failed trial tested hope: evidence enters
     ahead = max(ratio - ev if lead is None else lead, 0.0)
     sure = ev > 1.0 + cfg.switch_margin and ev - ahead > 1.0  # past the band less the hope's lead
     if state.role == "baseline" and (sure or (hoped and ev <= 1.0 + cfg.switch_margin)):
@@ -250,8 +250,8 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
         decisive = evidence is None and ev > 1.0 + cfg.decisive_margin
     elif state.role == "speculative" and state.trial and not judged:
         pass  # its evidence is still the prior that hope overruled
-    elif state.role == "speculative" and state.trial and ev < 1.0 / (1.0 + cfg.switch_margin):
-        wanted, decisive = "baseline", True  # a trial the evidence does not bear out ends at once
+    elif state.role == "speculative" and state.trial:  # judged, not confirmed (above): a tie does not keep it
+        wanted, decisive = "baseline", True  # (code 1800:60 held one 88 decisions at 0.97-1.03: 1.050x)
     elif state.role == "speculative" and ev < 1.0 / (1.0 + cfg.leave_margin):
         # before the dwell, only while the hope too reads it past the decisive band: a few answers swing the evidence
         # (the demo's: 1.09 at 4 answers, 0.89 at 9, 1.0 at 12); under load the hope is the evidence

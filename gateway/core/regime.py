@@ -251,7 +251,7 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
     elif state.role == "speculative" and state.trial and not judged:
         pass  # its evidence is still the prior that hope overruled
     elif state.role == "speculative" and state.trial:  # judged, not confirmed (above): a tie does not keep it
-        wanted, decisive = "baseline", True  # (code 1800:60 held one 88 decisions at 0.97-1.03: 1.050x)
+        wanted, decisive = "baseline", True  # (code 1800:60 held one up to 88 decisions at 0.97-1.03: up to 1.050x)
     elif state.role == "speculative" and ev < 1.0 / (1.0 + cfg.leave_margin):
         # before the dwell, only while the hope too reads it past the decisive band: a few answers swing the evidence
         # (the demo's: 1.09 at 4 answers, 0.89 at 9, 1.0 at 12); under load the hope is the evidence

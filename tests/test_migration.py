@@ -228,6 +228,13 @@ def _migrator(gw: RunningGateway) -> Migrator:
     return migrator
 
 
+async def _one_gpu(gateway_factory: Callable[..., Any], url: str) -> RunningGateway:
+    """The gateway in front of `url` as both servers of one GPU (group "gpu"), routing to the baseline, migration on."""
+    gw: RunningGateway = await gateway_factory(backends=[f"baseline={url}@gpu", f"speculative={url}@gpu"],
+                                               policy="baseline", migration=True)
+    return gw
+
+
 def _switch(gw: RunningGateway, role: str, group: str = GROUP) -> None:
     """A regime switch as the router records it (here joined from a peer), then the gateway's check after a
     decision: the leaving server's streams move."""
@@ -566,8 +573,7 @@ async def test_a_stream_that_ends_as_it_is_moved_is_no_failure(gateway_factory: 
     app.router.add_get("/v1/models", models)
     runner, url = await serve_app(app)
     try:
-        gw: RunningGateway = await gateway_factory(backends=[f"baseline={url}@gpu", f"speculative={url}@gpu"],
-                                                   policy="baseline", migration=True)
+        gw = await _one_gpu(gateway_factory, url)
         state = gw.app[AppState.key]
         migrator = _migrator(gw)
         async with ClientSession() as session, session.post(gw.url + "/v1/chat/completions", json={
@@ -576,8 +582,7 @@ async def test_a_stream_that_ends_as_it_is_moved_is_no_failure(gateway_factory: 
             while b"[DONE]" not in got:
                 got += await resp.content.readany()
             live = next(iter(migrator.live["gpu"]))
-            state.router.import_regimes({"gpu": "speculative"})
-            migrator.switched()
+            _switch(gw, "speculative", "gpu")
             assert live.move_to == "speculative"  # it was moved: its upstream connection closed
             await until(lambda: not migrator.live["gpu"])
         events = [json.loads(line[6:]) for line in got.split(b"\n") if line.startswith(b"data: {")]

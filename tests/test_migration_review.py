@@ -14,9 +14,19 @@ import openai
 import pytest
 from aiohttp import ClientSession, web
 from test_hostile import Upstream
-from test_migration import GROUP, SCALE, _client, _migrations, _migrator, _pair_gateway, _switch, reference
+from test_migration import (
+    GROUP,
+    SCALE,
+    _client,
+    _migrations,
+    _migrator,
+    _one_gpu,
+    _pair_gateway,
+    _switch,
+    reference,
+)
 
-from gateway.bench.kit.inproc import RunningGateway, until
+from gateway.bench.kit.inproc import until
 from gateway.core.migration import not_movable
 from gateway.emulator import EmulatedPair
 from gateway.state import AppState
@@ -70,13 +80,6 @@ def _chunk(obj_delta: dict[str, Any], finish: str | None, tokens: int, chat: boo
     obj = {"id": "up-1", "object": "chat.completion.chunk" if chat else "text_completion", "created": 1, "model": "m",
            "choices": [choice], "usage": {"prompt_tokens": 7, "completion_tokens": tokens, "total_tokens": 7 + tokens}}
     return b"data: " + json.dumps(obj).encode() + b"\n\n"
-
-
-async def _one_gpu(gateway_factory: Callable[..., Any], url: str) -> RunningGateway:
-    """The gateway in front of `url` as both servers of one GPU (group "gpu"), routing to the baseline, migration on."""
-    gw: RunningGateway = await gateway_factory(backends=[f"baseline={url}@gpu", f"speculative={url}@gpu"],
-                                               policy="baseline", migration=True)
-    return gw
 
 
 @contextlib.asynccontextmanager

@@ -9,7 +9,9 @@ fails or is older than `load_stale_s`, the process's own in-flight count is used
 State changes come from the request path (`acquire`/`release`, `record_success`/`record_failure`) and
 from two background loops (health polling and `/metrics` scraping) that run in the app's cleanup context.
 Ejection: `eject_consecutive_failures` failures in a row, or a failed health check, take a backend out
-of rotation for a cooldown that doubles on each repeat (capped); it returns only after a passing check.
+of rotation for a cooldown that doubles on each repeat (capped); it returns only after a passing check. A health
+check that timed out while the loop itself stalled (`core.stall`, measured by `looplag`) is tried again, not counted;
+a completion attempt's timeout in such a stall blames nobody (`excuse_stall`).
 """
 
 from __future__ import annotations
@@ -21,19 +23,29 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import aiohttp
 
 from gateway.core.costmodel import Role
 from gateway.core.vllm_metrics import SpecDelta, VllmSnapshot, parse_load, parse_vllm_metrics, spec_delta
 from gateway.logevents import log_event
+from gateway.looplag import LoopLag
 from gateway.metrics import Metrics
 from gateway.settings import Settings
-from gateway.upstream import CLIENT_ERRORS, ResponseTooLarge, read_capped, url_credentials, without_credentials
+from gateway.upstream import (
+    CLIENT_ERRORS,
+    ResponseTooLarge,
+    UpstreamFailure,
+    read_capped,
+    url_credentials,
+    without_credentials,
+)
 
 SCRAPE_TIMEOUT_S = 2.0  # a health check or a /metrics scrape, whole
 INLINE_PARSE_BYTES = 1 << 16  # a real vLLM /metrics is ~50 KB: parsed on the loop; larger pages in a thread
+HEALTH_TRIES = 2  # tries of a health check whose timeouts the loop's own stalls excuse
+_Answer = tuple[int, bytes] | Literal["failed", "timeout"]  # a probe's status and body, or why there is none
 _In = TypeVar("_In")
 _Out = TypeVar("_Out")
 
@@ -104,6 +116,7 @@ class BackendPool:
             self._gauges[b.name][1].set(1)
         self._probe_headers = {b.name: {**self.auth_headers(b), "Accept-Encoding": "identity"} for b in self.backends}
         self._parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="specgate-scrape-parse")
+        self.loop_lag = LoopLag()  # runs beside the health checks (`run_health`)
 
     # --- selection
     def by_role(self, role: str) -> list[Backend]:
@@ -235,8 +248,10 @@ class BackendPool:
 
     # --- background loops
     async def check_health(self, session: aiohttp.ClientSession, b: Backend) -> None:
-        answer = await self._get(session, b, "/health")
-        ok = answer is not None and answer[0] == 200
+        answer = await self._probe_health(session, b)
+        if answer == "stalled":  # the gateway's stall, not the backend's failure: its state stays as it was
+            return
+        ok = not isinstance(answer, str) and answer[0] == 200
         now = time.monotonic()
         if ok:
             if not b.healthy and now >= b.ejected_until:
@@ -250,19 +265,45 @@ class BackendPool:
             b.healthy = False
         self._gauges[b.name][1].set(1 if b.routable(now) else 0)
 
+    async def _probe_health(self, session: aiohttp.ClientSession,
+                            b: Backend) -> tuple[int, bytes] | Literal["failed", "stalled"]:
+        """GET /health. A timeout counts only if the loop ran for most of it (`LoopLag.excuses`); one it lagged
+        through is tried again, up to HEALTH_TRIES, then "stalled". A scrape needs no such care: a failed one only
+        leaves the load to this process's own count."""
+        for _ in range(HEALTH_TRIES):
+            started, lag_before = time.monotonic(), self.loop_lag.reading()
+            answer = await self._get(session, b, "/health")
+            if answer != "timeout":
+                return answer
+            if not self.loop_lag.excuses("health check", b.name, SCRAPE_TIMEOUT_S, started, lag_before):
+                return "failed"
+        return "stalled"
+
+    def excuse_stall(self, failure: Exception, b: Backend, started: float, lag_before: float, timeout_s: float) -> None:
+        """A completion attempt (begun at `started`, the loop's lag then `lag_before`) that failed: a timeout the loop's
+        own stall explains blames nobody (the request is tried elsewhere, `b`'s failure count stays). `timeout_s`
+        is the attempt's deadline; a connect failure's is the connect timeout."""
+        if isinstance(failure, UpstreamFailure) and failure.timed_out:
+            if failure.reason == "connect":
+                timeout_s = min(timeout_s, self.settings.connect_timeout_s)
+            if self.loop_lag.excuses("request", b.name, timeout_s, started, lag_before):
+                failure.suspect, failure.blameless = False, True
+
     async def _get_metrics(self, session: aiohttp.ClientSession, b: Backend) -> bytes | None:
         answer = await self._get(session, b, "/metrics")
-        return answer[1] if answer is not None and answer[0] == 200 else None
+        return answer[1] if not isinstance(answer, str) and answer[0] == 200 else None
 
-    async def _get(self, session: aiohttp.ClientSession, b: Backend, path: str) -> tuple[int, bytes] | None:
+    async def _get(self, session: aiohttp.ClientSession, b: Backend, path: str) -> _Answer:
         """GET `path` on `b` (the session bounds the whole exchange); the status and at most `max_scrape_bytes` of
-        body, or None if it failed."""
+        body, or "timeout" (the session's deadline passed), or "failed"."""
         try:
             async with session.get(b.url.rstrip("/") + path, headers=self._probe_headers[b.name],
                                    allow_redirects=False) as r:
                 return r.status, await read_capped(r, self.settings.max_scrape_bytes)
-        except (*CLIENT_ERRORS, ResponseTooLarge, TimeoutError, ValueError):
-            return None
+        except TimeoutError:  # before CLIENT_ERRORS: aiohttp's timeouts are ClientErrors too
+            return "timeout"
+        except (*CLIENT_ERRORS, ResponseTooLarge, ValueError):
+            return "failed"
 
     async def scrape_load(self, session: aiohttp.ClientSession, b: Backend) -> bytes | None:
         """Read running + waiting; return the scrape's text for a full parse."""
@@ -311,8 +352,8 @@ class BackendPool:
         return await asyncio.get_running_loop().run_in_executor(self._parser, parse, arg)
 
     async def run_health(self, session: aiohttp.ClientSession) -> None:
-        """One loop per backend: a backend that hangs delays only its own checks."""
-        await asyncio.gather(*(self._health_loop(session, b) for b in self.backends))
+        """One loop per backend: a backend that hangs delays only its own checks. The loop's lag monitor beside them."""
+        await asyncio.gather(self.loop_lag.run(), *(self._health_loop(session, b) for b in self.backends))
 
     async def _health_loop(self, session: aiohttp.ClientSession, b: Backend) -> None:
         while True:

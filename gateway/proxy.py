@@ -177,20 +177,16 @@ class Proxy:
     def _headers(self, ctx: Context, backend: Backend, extra: dict[str, str] | None = None) -> dict[str, str]:
         d = ctx.routed.decision
         reason = d.detail if backend.role == d.role else f"failover from {d.role}: {d.detail}"
-        headers = {
-            "x-specgate-backend": backend.role,
-            "x-specgate-instance": backend.name,
-            "x-specgate-class": ctx.routed.task_class,
-            "x-specgate-reason": reason,
-            "x-request-id": ctx.request_id,
-        }
+        headers = {"x-specgate-backend": backend.role, "x-specgate-instance": backend.name,
+                   "x-specgate-class": ctx.routed.task_class, "x-specgate-reason": reason,
+                   "x-request-id": ctx.request_id}
         if extra:
             headers.update(extra)
         return headers
 
     async def _attempt(self, ctx: Context, backend: Backend) -> web.StreamResponse:
         assert self.client is not None
-        started = time.monotonic()
+        started, lag_before = time.monotonic(), self.pool.loop_lag.reading()  # the loop's lag: `excuse_stall`
         co_runners, warmup = self.pool.co_runners(backend, started), self.pool.warming_up(backend)
         self.pool.acquire(backend, ctx.routed.features.prompt_tokens, ctx.routed.cached_tokens.get(backend.name, 0))
         areas = self.pool.group_areas(backend, started)
@@ -229,6 +225,7 @@ class Proxy:
             return self._answer(ctx, backend, resp, data, outcome)
         except Exception as exc:
             failure = _attempt_failure(ctx, backend, outcome, exc)
+            self.pool.excuse_stall(failure, backend, started, lag_before, ctx.first_byte_timeout_s)
             if failure is exc:
                 raise
             raise failure from None
@@ -370,7 +367,7 @@ def _attempt_failure(ctx: Context, backend: Backend, outcome: Outcome, exc: Exce
     if isinstance(exc, TimeoutError):
         outcome.status = "failed"
         return UpstreamFailure("timeout", f"no answer from upstream within {ctx.first_byte_timeout_s:g} s",
-                               suspect=True)
+                               suspect=True, timed_out=True)
     if isinstance(exc, UpstreamFailure):
         outcome.status = "failed"
         return exc

@@ -52,7 +52,7 @@ class UpstreamFailure(Exception):
     """A failed attempt before the first byte (so failover is allowed); `reason` is a metric label."""
 
     def __init__(self, reason: str, message: str, *, status: int | None = None, suspect: bool = False,
-                 blameless: bool = False) -> None:
+                 blameless: bool = False, timed_out: bool = False) -> None:
         super().__init__(message)
         self.reason = reason
         self.status = status
@@ -60,6 +60,7 @@ class UpstreamFailure(Exception):
         # the backend is blamed only if another backend then serves the same request.
         self.suspect = suspect
         self.blameless = blameless  # the gateway's own doing (a move that could not resume): tried again, no blame
+        self.timed_out = timed_out  # a deadline passed: a stall of the gateway's own loop may be why (`excuse_stall`)
 
 
 class StatusFailure(UpstreamFailure):
@@ -232,9 +233,9 @@ def map_client_error(exc: BaseException) -> UpstreamFailure:
     """A completion's client failure as a failover reason. Waiting past the connect budget for a pooled
     connection (all held by answers that have not ended) is a connect failure: the request goes elsewhere."""
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
-        return UpstreamFailure("connect", f"no upstream connection within the connect timeout ({exc})")
+        return UpstreamFailure("connect", f"no upstream connection within the connect timeout ({exc})", timed_out=True)
     if isinstance(exc, TimeoutError):
-        return UpstreamFailure("timeout", f"upstream timed out ({type(exc).__name__})")
+        return UpstreamFailure("timeout", f"upstream timed out ({type(exc).__name__})", timed_out=True)
     if isinstance(exc, UnrelayableAnswer):  # a bug or a misconfiguration there, not a dead server: never ejects
         return UpstreamFailure("protocol", str(exc), suspect=True)
     if isinstance(exc, aiohttp.ClientConnectorError | ConnectionRefusedError):

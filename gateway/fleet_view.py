@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from gateway.backends import Backend
 from gateway.core.prefix_index import PrefixIndex, cached_tokens, capacity_blocks, token_scale
 from gateway.core.protocol import RequestView
+from gateway.core.switch_cache import NO_PREFIX, HeldPrefix
 from gateway.served_models import ServedModels, model_not_found
 
 MAX_SESSIONS = 65536
@@ -89,6 +90,20 @@ class FleetView:
             if matched:
                 out[name] = cached_tokens(matched, prompt_tokens, self.chars_per_token)
         return out
+
+    def held_prefix(self, view: RequestView, prompt_tokens: int, members: Iterable[Backend]) -> HeldPrefix:
+        """A shared GPU's request: the prefix each role's server holds (`core.switch_cache`), before it is routed."""
+        blocks, held = view.prefix_blocks, {}
+        if not self.prefix_aware or not blocks:
+            return NO_PREFIX
+        for b in members:
+            index = self.indexes.get(b.name)
+            matched = index.match(blocks) if index is not None else 0
+            if matched:
+                held[b.role] = (blocks[matched - 1], cached_tokens(matched, prompt_tokens, self.chars_per_token))
+        kb, tb = held.get("baseline", (0, 0))
+        ks, ts = held.get("speculative", (0, 0))
+        return HeldPrefix(kb, tb, ks, ts)
 
     def session(self, view: RequestView, header: str | None) -> str | None:
         """The client's session key: the `x-session-id` header, else the body's `user`."""

@@ -1,6 +1,6 @@
-"""Glue between the pure core and live state: builds a `PolicyInput` from the pool, the learner and the
-regimes of shared GPU groups, and keeps the small state the pure functions hand back (regimes, the recent
-mix per group, the round-robin turn, the random draws)."""
+"""Glue between the pure core and live state: builds a `PolicyInput` from the pool, the learner and the regimes of
+shared GPU groups, and keeps the small state the pure functions hand back (regimes, the recent mix per group, the
+round-robin turn, the random draws)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from gateway.core.policy import Decision, Estimates, PolicyInput, decide
 from gateway.core.protocol import RequestView
 from gateway.core.records import record
 from gateway.core.regime import MixSample, RegimeState, Running, SwitchPrice
+from gateway.core.switch_cache import NO_PREFIX, HeldPrefix, cold_cache_cost_s, cold_prefix_tokens
 from gateway.fleet_view import FleetView
 from gateway.logevents import log_event
 from gateway.metrics import Metrics
@@ -69,10 +70,11 @@ class _Recent(NamedTuple):
     prompt_tokens: int
     single: bool  # n == 1: one completion (the mix leaves the others out)
     load: float
+    prefix: HeldPrefix = NO_PREFIX  # what each server held of its prompt (a switch's cold cache, `core.switch_cache`)
 
 
-def _recent(f: Features, task_class: str, bucket: str, load: float) -> _Recent:
-    return _Recent((task_class, bucket, f.max_tokens, f.max_tokens_given), f.prompt_tokens, f.n == 1, load)
+def _recent(f: Features, task_class: str, bucket: str, load: float, prefix: HeldPrefix = NO_PREFIX) -> _Recent:
+    return _Recent((task_class, bucket, f.max_tokens, f.max_tokens_given), f.prompt_tokens, f.n == 1, load, prefix)
 
 
 def load_oracle(path: Path | None) -> dict[str, Oracle]:
@@ -84,8 +86,7 @@ class Router:
     def __init__(self, settings: Settings, pool: BackendPool, learner: Learner, metrics: Metrics | None = None) -> None:
         self.settings, self.pool, self.learner, self.metrics = settings, pool, learner, metrics
         self.oracle = load_oracle(settings.oracle_file) if settings.policy == "clairvoyant" else {}
-        self.classifier = settings.classifier_config()
-        self.rules = settings.rules_config()
+        self.classifier, self.rules = settings.classifier_config(), settings.rules_config()
         self.adaptive = settings.adaptive_config()
         self.regime_config = settings.regime_config()
         self.hindsight = settings.hindsight()
@@ -175,7 +176,8 @@ class Router:
             self.arrivals[chosen.group].append(now)
             self.running[chosen.group][chosen.role].append(Running(now, decision.predicted_e2e_s or 0.0))
             group_load = chosen.load + sum(load for _, load in chosen.co_runners)
-            self._note(chosen.group, _recent(f, lclass, bucket, group_load), chosen.role)
+            held = self.fleet.held_prefix(view, f.prompt_tokens, self.pool.groups.get(chosen.group, ()))
+            self._note(chosen.group, _recent(f, lclass, bucket, group_load, held), chosen.role)
         self.fleet.routed(view, session, decision.backend, cached)
         return Routed(decision, f, task_class, bucket, off, lclass, cached, family)
 
@@ -261,10 +263,13 @@ class Router:
         gain = rg.switch_gain(totals, samples, to, rate * horizon, margin)
         # `to` will carry the group's arrivals times a request's cost there (Little), or its recent mean load if more;
         little = rate * totals[to] / samples if samples and totals[to] else 0.0  # a trial: Little's (the mean lags)
-        models = {role: self.learner.step_model(role) for role in ROLES}
-        return sm.net_switch_price(left, plan, models, rg.SWITCH_INTERFERENCE, to, max(self._mean_load(group), little),
-                                   gain, cfg.free_drain_s, self.learner.shared_stall.model(),
-                                   )._replace(arriving_load=little)
+        models, load = {role: self.learner.step_model(role) for role in ROLES}, max(self._mean_load(group), little)
+        price = sm.net_switch_price(left, plan, models, rg.SWITCH_INTERFERENCE, to, load, gain, cfg.free_drain_s,
+                                    self.learner.shared_stall.model())._replace(arriving_load=little)
+        if not self.settings.regime_price_cold_cache:  # the prefixes `to` would prefill again (`core.switch_cache`)
+            return price
+        cold = cold_prefix_tokens((r.prefix for r in self.recent[group]), to)
+        return price._replace(cost_s=price.cost_s + cold_cache_cost_s(cold, self.learner.prefill_s_per_token(to), load))
 
     def _mix_window(self, group: str, extra: _Recent | None = None) -> tuple[list[MixSample], list[MixKey],
                                                                              dict[MixKey, tuple[float, float, float]]]:

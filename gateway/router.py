@@ -165,8 +165,7 @@ class Router:
             arrival_rates={g: known_rate(times, now) for g, times in self.arrivals.items()},
             draw=self._random(), sample_draw=self._random(), turn=self._turn,
             scoring=self.view.scoring(candidates, regimes) if needs_estimates else None,
-            cached_tokens=cached, affinity=self.fleet.affinity(session),
-        )
+            cached_tokens=cached, affinity=self.fleet.affinity(session))
         self._turn += 1
         decision = decide(policy, inp, self.rules, self.adaptive, self.hindsight)
         if decision is None:
@@ -268,8 +267,9 @@ class Router:
                                     self.learner.shared_stall.model())._replace(arriving_load=little)
         if not self.settings.regime_price_cold_cache:  # the prefixes `to` would prefill again (`core.switch_cache`)
             return price
-        cold = cold_prefix_tokens((r.prefix for r in self.recent[group]), to)
-        return price._replace(cost_s=price.cost_s + cold_cache_cost_s(cold, self.learner.prefill_s_per_token(to), load))
+        cold = cold_cache_cost_s(cold_prefix_tokens((r.prefix for r in self.recent[group]), to),
+                                 self.learner.prefill_s_per_token(to), load)
+        return price._replace(cost_s=price.cost_s + cold, cold_cache_s=cold)
 
     def _mix_window(self, group: str, extra: _Recent | None = None) -> tuple[list[MixSample], list[MixKey],
                                                                              dict[MixKey, tuple[float, float, float]]]:

@@ -82,3 +82,4 @@ def test_the_router_prices_a_switch_with_the_prefix_its_traffic_repeats_once() -
     little = prices[True].arriving_load  # the arriving load is Little's, or the group's recent mean load if more
     low, high = (cold_cache_cost_s(once, prefill, load) for load in (little, max(little, 8.0)))
     assert low - 1e-9 <= prices[True].cost_s <= high + 1e-9
+    assert prices[True].cold_cache_s == prices[True].cost_s and prices[False].cold_cache_s == 0.0  # logged apart

@@ -289,6 +289,7 @@ class SwitchPrice(NamedTuple):
     cost_s: float  # the co-running both servers' requests suffer meanwhile
     gain_s: float  # the mix's saving beyond the band over the requests of the next `min_dwell_s`
     arriving_load: float = 0.0  # the load the arriving server will carry (Little's law; inf: the rate is unknown)
+    cold_cache_s: float = 0.0  # of `cost_s`: the prefixes the arriving server would prefill again (`switch_cache`)
 
 
 def switch_gain(totals: Mapping[Role, float], samples: int, to: Role, requests: float, margin: float) -> float:

@@ -78,31 +78,33 @@ class FleetView:
             return task_class
         return f"{task_class}@{model.replace('/', ':')}"  # the learner's state keys are "class/bucket"
 
-    def cached(self, view: RequestView, prompt_tokens: int, names: Iterable[str]) -> dict[str, int]:
-        """Prompt tokens each of `names` has likely cached (only those with some)."""
+    def matched(self, view: RequestView, names: Iterable[str]) -> dict[str, int]:
+        """The leading prompt blocks each of `names` likely holds (only those with some): one lookup per request,
+        read by `cached` and `held_prefix`."""
         blocks = view.prefix_blocks
         if not self.prefix_aware or not blocks:
             return {}
         out = {}
         for name in names:
             index = self.indexes.get(name)
-            matched = index.match(blocks) if index is not None else 0
-            if matched:
-                out[name] = cached_tokens(matched, prompt_tokens, self.chars_per_token)
+            held = index.match(blocks) if index is not None else 0
+            if held:
+                out[name] = held
         return out
 
-    def held_prefix(self, view: RequestView, prompt_tokens: int, members: Iterable[Backend]) -> HeldPrefix:
-        """A shared GPU's request: the prefix each role's server holds (`core.switch_cache`), before it is routed."""
-        blocks, held = view.prefix_blocks, {}
-        if not self.prefix_aware or not blocks:
+    def cached(self, matched: Mapping[str, int], prompt_tokens: int) -> dict[str, int]:
+        """Prompt tokens each backend of `matched` has likely cached."""
+        return {name: cached_tokens(m, prompt_tokens, self.chars_per_token) for name, m in matched.items()}
+
+    def held_prefix(self, view: RequestView, prompt_tokens: int, members: Iterable[Backend],
+                    matched: Mapping[str, int]) -> HeldPrefix:
+        """A shared GPU's request: the prefix each role's server holds (`core.switch_cache`), before it is routed
+        (`matched`: its candidates' `matched`; a member that was not a candidate holds nothing that counts)."""
+        held = {b.role: (view.prefix_blocks[m - 1], cached_tokens(m, prompt_tokens, self.chars_per_token))
+                for b in members if (m := matched.get(b.name, 0))}
+        if not held:
             return NO_PREFIX
-        for b in members:
-            index = self.indexes.get(b.name)
-            matched = index.match(blocks) if index is not None else 0
-            if matched:
-                held[b.role] = (blocks[matched - 1], cached_tokens(matched, prompt_tokens, self.chars_per_token))
-        kb, tb = held.get("baseline", (0, 0))
-        ks, ts = held.get("speculative", (0, 0))
+        (kb, tb), (ks, ts) = held.get("baseline", (0, 0)), held.get("speculative", (0, 0))
         return HeldPrefix(kb, tb, ks, ts)
 
     def session(self, view: RequestView, header: str | None) -> str | None:

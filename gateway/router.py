@@ -87,8 +87,7 @@ class Router:
         self.settings, self.pool, self.learner, self.metrics = settings, pool, learner, metrics
         self.oracle = load_oracle(settings.oracle_file) if settings.policy == "clairvoyant" else {}
         self.classifier, self.rules = settings.classifier_config(), settings.rules_config()
-        self.adaptive = settings.adaptive_config()
-        self.regime_config = settings.regime_config()
+        self.adaptive, self.regime_config = settings.adaptive_config(), settings.regime_config()
         self.hindsight = settings.hindsight()
         self.regimes: dict[str, RegimeState] = {g: RegimeState() for g in pool.shared_groups()}
         self.evidence = settings.regime_evidence_on(bool(self.regimes))  # the regime moves on measured acceptance
@@ -156,7 +155,8 @@ class Router:
         regimes, ratios, pending = self._regime_views or self._views()
         candidates = self.view.candidates(now, exclude | off if off else exclude)
         session = self.fleet.session(view, session)
-        cached = self.fleet.cached(view, f.prompt_tokens, [c.name for c in candidates]) if needs_estimates else {}
+        matched = self.fleet.matched(view, [c.name for c in candidates]) if needs_estimates else {}
+        cached = self.fleet.cached(matched, f.prompt_tokens)
         family = family_of(view.prefix_blocks)
         inp = PolicyInput(
             features=f, task_class=task_class, bucket=bucket, candidates=candidates,
@@ -175,7 +175,7 @@ class Router:
             self.arrivals[chosen.group].append(now)
             self.running[chosen.group][chosen.role].append(Running(now, decision.predicted_e2e_s or 0.0))
             group_load = chosen.load + sum(load for _, load in chosen.co_runners)
-            held = self.fleet.held_prefix(view, f.prompt_tokens, self.pool.groups.get(chosen.group, ()))
+            held = self.fleet.held_prefix(view, f.prompt_tokens, self.pool.groups.get(chosen.group, ()), matched)
             self._note(chosen.group, _recent(f, lclass, bucket, group_load, held), chosen.role)
         self.fleet.routed(view, session, decision.backend, cached)
         return Routed(decision, f, task_class, bucket, off, lclass, cached, family)

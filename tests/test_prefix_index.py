@@ -167,8 +167,9 @@ def test_sessions_prefer_the_header_and_are_bounded() -> None:
     assert view.session(req, "x" * 10_000) == "x" * 256
     view.routed(req, "alice", "b", {})
     blocks = len(req.prefix_blocks)
-    assert view.affinity("alice") == "b" and view.cached(req, 10_000, ["a", "b"]) == {"b": blocks * 16}
-    assert view.cached(req, 100, ["a", "b"]) == {"b": 99}  # never the whole prompt: its last token is computed
+    held = view.matched(req, ["a", "b"])
+    assert view.affinity("alice") == "b" and view.cached(held, 10_000) == {"b": blocks * 16}
+    assert view.cached(held, 100) == {"b": 99}  # never the whole prompt: its last token is computed
     assert len(view.indexes["b"]) == blocks and view.indexes["b"].capacity == 64  # the hard cap, not 4,096 tokens'
     for i in range(fleet_view.MAX_SESSIONS + 10):
         view.routed(request_view(CHAT, {"model": "m", "messages": [{"role": "user", "content": "hi"}]}),

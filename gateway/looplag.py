@@ -23,6 +23,10 @@ class LoopLag:
         self._asleep_since = time.monotonic()
         self._running = False  # a monitor that does not run measures nothing (its sleep would read as lag)
 
+    @property
+    def running(self) -> bool:
+        return self._running
+
     def reading(self) -> float:
         """The loop's total lag so far (seconds); nondecreasing while the monitor runs."""
         if not self._running:

@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from gateway.bench.kit.fake_vllm import FakeBackend
+from gateway.bench.kit.fake_vllm import FakeBackend, started_pair
 from gateway.bench.kit.inproc import RunningGateway, fast_settings, start_gateway
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -52,12 +52,8 @@ def dashboard_build() -> ModuleType:
 
 @pytest.fixture
 async def fakes() -> AsyncIterator[tuple[FakeBackend, FakeBackend]]:
-    base, spec = FakeBackend(), FakeBackend(spec=True, tokens_per_chunk=3)
-    await base.start()
-    await spec.start()
-    yield base, spec
-    await base.stop()
-    await spec.stop()
+    async with started_pair(FakeBackend) as pair:
+        yield pair
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ import pytest
 from aiohttp import web
 
 from gateway.backends import SCRAPE_TIMEOUT_S
-from gateway.bench.kit.fake_vllm import FakeBackend
+from gateway.bench.kit.fake_vllm import FakeBackend, started_pair
 from gateway.bench.kit.inproc import until
 from gateway.core.stall import lag_reading, oversleep, timeout_counts
 from gateway.looplag import LoopLag
@@ -25,6 +26,15 @@ from gateway.state import AppState
 CHAT = "/v1/chat/completions"
 BODY = {"model": "fake-model", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 4}
 GUARD_S = 30.0  # a bound for conditions, generous: a health check that times out takes SCRAPE_TIMEOUT_S or more
+
+
+def block_the_loop(seconds: float) -> None:
+    """The fault under test: this thread, and so the event loop it runs, does not return until `seconds` of monotonic
+    time have passed (polled against that deadline). A busy machine can only make the stall longer, which every
+    assertion here allows (they bound the lag from below and the stall from above by nothing)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        threading.Event().wait(min(0.01, max(deadline - time.monotonic(), 0.0)))
 
 
 @dataclass
@@ -40,25 +50,21 @@ class StallingBackend(FakeBackend):
     async def _completion(self, request: web.Request) -> web.StreamResponse:
         if self.completion_stall_s:
             stall, self.completion_stall_s = self.completion_stall_s, 0.0
-            time.sleep(stall)  # noqa: ASYNC251 - the point: a synchronous stretch that stalls the loop
+            block_the_loop(stall)
         return await super()._completion(request)
 
     async def _health(self, request: web.Request) -> web.Response:
         self.health_hits += 1
         if self.stall_s:
             stall, self.stall_s = self.stall_s, 0.0
-            time.sleep(stall)  # noqa: ASYNC251 - the point: a synchronous stretch that stalls the loop
+            block_the_loop(stall)
         return await super()._health(request)
 
 
 @pytest.fixture
 async def stalling() -> AsyncIterator[tuple[StallingBackend, StallingBackend]]:
-    base, spec = StallingBackend(), StallingBackend(spec=True, tokens_per_chunk=3)
-    await base.start()
-    await spec.start()
-    yield base, spec
-    await base.stop()
-    await spec.stop()
+    async with started_pair(StallingBackend) as pair:
+        yield pair
 
 
 async def chat(url: str) -> tuple[int, str]:
@@ -172,9 +178,9 @@ async def test_the_monitor_measures_a_synchronous_stall() -> None:
     assert lag.reading() == 0.0
     task = asyncio.create_task(lag.run())
     try:
-        await asyncio.sleep(0)  # the monitor starts
+        await until(lambda: lag.running, GUARD_S)  # the monitor has started
         before = lag.reading()
-        time.sleep(0.5)  # noqa: ASYNC251 - the stall under test
+        block_the_loop(0.5)
         assert lag.reading() - before >= 0.5 - lag.tick_s  # read before the monitor could wake
         read = lag.reading()
         await until(lambda: lag.recorded_s >= 0.5 - lag.tick_s, GUARD_S)  # the monitor wakes and records it

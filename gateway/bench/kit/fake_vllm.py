@@ -8,10 +8,12 @@ aborts with their time).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -165,6 +167,22 @@ class FakeBackend:
         self.completed += 1
         await resp.write_eof()
         return resp
+
+
+B = TypeVar("B", bound=FakeBackend)
+
+
+@contextlib.asynccontextmanager
+async def started_pair(kind: type[B]) -> AsyncIterator[tuple[B, B]]:
+    """A baseline and a speculative fake of `kind` (three tokens a chunk), started, and stopped after."""
+    base, spec = kind(), kind(spec=True, tokens_per_chunk=3)
+    await base.start()
+    await spec.start()
+    try:
+        yield base, spec
+    finally:
+        await base.stop()
+        await spec.stop()
 
 
 class FakeProcess:

@@ -10,8 +10,9 @@ State changes come from the request path (`acquire`/`release`, `record_success`/
 from two background loops (health polling and `/metrics` scraping) that run in the app's cleanup context.
 Ejection: `eject_consecutive_failures` failures in a row, or a failed health check, take a backend out
 of rotation for a cooldown that doubles on each repeat (capped); it returns only after a passing check. A health
-check that timed out while the loop itself stalled (`core.stall`, measured by `looplag`) is tried again, not counted;
-a completion attempt's timeout in such a stall blames nobody (`excuse_stall`).
+check that timed out while the loop itself stalled (`core.stall`, measured by `looplag`) is tried again, not counted
+(unless it goes on for `STALLED_CHECKS_MAX` checks in a row while another backend answers: a loop that always lags
+would hide a hanging backend); a completion attempt's timeout in such a stall blames nobody (`excuse_stall`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Literal, TypeVar
 import aiohttp
 
 from gateway.core.costmodel import Role
+from gateway.core.stall import stall_still_excuses
 from gateway.core.vllm_metrics import SpecDelta, VllmSnapshot, parse_load, parse_vllm_metrics, spec_delta
 from gateway.logevents import log_event
 from gateway.looplag import LoopLag
@@ -81,6 +83,7 @@ class Backend:
     ejected_until: float = 0.0
     ejections: int = 0
     consecutive_failures: int = 0
+    stalled_checks: int = 0  # health checks in a row whose timeouts a stall of the gateway's loop excused
     snapshot: VllmSnapshot | None = None
     last_spec: SpecDelta | None = None
 
@@ -249,8 +252,14 @@ class BackendPool:
     # --- background loops
     async def check_health(self, session: aiohttp.ClientSession, b: Backend) -> None:
         answer = await self._probe_health(session, b)
-        if answer == "stalled":  # the gateway's stall, not the backend's failure: its state stays as it was
-            return
+        b.stalled_checks = b.stalled_checks + 1 if answer == "stalled" else 0
+        if answer == "stalled":  # the gateway's stall, not the backend's failure: its state stays as it was ...
+            another = any(o is not b and o.healthy and o.stalled_checks == 0 for o in self.backends)
+            if stall_still_excuses(b.stalled_checks, another):
+                return
+            log_event(log, logging.WARNING, "stall_not_excused", backend=b.name, checks=b.stalled_checks,
+                      why="its health checks timed out in every loop stall while another backend answered")
+            answer = "failed"  # ... unless it goes on while others answer through the same loop
         ok = not isinstance(answer, str) and answer[0] == 200
         now = time.monotonic()
         if ok:

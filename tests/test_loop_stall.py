@@ -19,7 +19,7 @@ from aiohttp import web
 from gateway.backends import SCRAPE_TIMEOUT_S
 from gateway.bench.kit.fake_vllm import FakeBackend, started_pair
 from gateway.bench.kit.inproc import until
-from gateway.core.stall import lag_reading, oversleep, timeout_counts
+from gateway.core.stall import STALLED_CHECKS_MAX, lag_reading, oversleep, stall_still_excuses, timeout_counts
 from gateway.looplag import LoopLag
 from gateway.state import AppState
 
@@ -145,7 +145,52 @@ async def test_an_unresponsive_backend_is_still_ejected(gateway_factory: Any,
             writer.transport.abort()
 
 
+async def test_a_loop_that_always_lags_does_not_hide_a_hanging_backend(
+        gateway_factory: Any, stalling: tuple[StallingBackend, StallingBackend],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The defect: with the loop stalled for most of every health check's span (a CPU-starved gateway), every timeout
+    of a backend that never answers was excused, and it stayed in rotation for ever. Now, once its checks have been
+    excused STALLED_CHECKS_MAX times in a row while the other backend answered its own checks through the same loop,
+    its timeouts count: it is ejected, the other never is."""
+    caplog.set_level(logging.INFO, "specgate")
+    stop = asyncio.Event()
+
+    async def lag_all_the_time() -> None:  # the loop blocked 0.8 s of every ~0.85 s: most of any 2-s span
+        while not stop.is_set():
+            block_the_loop(0.8)
+            await asyncio.sleep(0.05)
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError):
+            await reader.read(-1)
+        writer.close()
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    _, spec = stalling
+    gw = await gateway_factory(baseline_urls=[f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"],
+                               speculative_urls=[spec.url], policy="baseline", health_interval_s=0.05)
+    pool = gw.app[AppState.key].pool
+    lagger = asyncio.create_task(lag_all_the_time())
+    try:
+        await until(lambda: pool.backends[0].ejections >= 1, 60.0)
+    finally:
+        stop.set()
+        await lagger
+        server.close()
+    assert pool.backends[1].ejections == 0
+    assert "timeout_not_counted" in caplog.text and "stall_not_excused" in caplog.text
+
+
 # --------------------------------------------------------------------------- the rule, pure
+
+@pytest.mark.parametrize(("in_a_row", "another_answers", "excused"), [
+    (1, True, True), (STALLED_CHECKS_MAX - 1, True, True),  # a passing stall: the backend keeps its state
+    (STALLED_CHECKS_MAX, True, False),  # it goes on while another backend answers: the backend's
+    (STALLED_CHECKS_MAX + 5, False, True),  # nobody answers: the loop's
+])
+def test_stall_still_excuses(in_a_row: int, another_answers: bool, excused: bool) -> None:
+    assert stall_still_excuses(in_a_row, another_answers) is excused
+
 
 @pytest.mark.parametrize(("timeout_s", "elapsed_s", "lag_s", "counts"), [
     (2.0, 2.0, 0.0, True),     # the loop ran throughout: the backend's

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 STALL_SHARE: Final = 0.25  # a timeout counts against a backend only if the loop ran for >= 75% of it
+STALLED_CHECKS_MAX: Final = 3  # health checks in a row a loop stall may excuse while another backend answers
 
 
 def oversleep(asked_s: float, slept_s: float) -> float:
@@ -29,3 +30,11 @@ def timeout_counts(timeout_s: float, elapsed_s: float, loop_lag_s: float) -> boo
     """Whether a timed-out exchange (given `timeout_s`, over after `elapsed_s`, during which the loop lagged
     `loop_lag_s`) is the backend's failure: the loop ran for at least (1 - STALL_SHARE) of the timeout."""
     return elapsed_s - loop_lag_s >= (1.0 - STALL_SHARE) * timeout_s
+
+
+def stall_still_excuses(stalled_in_a_row: int, another_answers: bool) -> bool:
+    """Whether a backend's health check, whose timeouts a loop stall excused (`timeout_counts`), still leaves it as it
+    was. A loop that lags all the time would excuse a hanging backend for ever; so after `STALLED_CHECKS_MAX` such
+    checks in a row, while another backend answers its own checks through the same loop, the timeouts are the
+    backend's. Where no other backend answers, the loop is the likelier culprit and the excuse holds."""
+    return stalled_in_a_row < STALLED_CHECKS_MAX or not another_answers

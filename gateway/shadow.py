@@ -11,6 +11,7 @@ the response was handed back, off its latency. Only for n-gram speculative serve
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -24,13 +25,20 @@ from gateway.settings import Settings
 from gateway.streaming import event_data
 
 CAPTURE_BYTES = 1 << 20  # of a stream's bytes kept for the replay (its first MiB: the text's first ~1000 tokens)
+CHARGE_TOKENS = 4096  # a replay counts against the rate once per this many prompt tokens it searches
+
+
+def replay_charge(prompt_tokens: int, max_prompt_tokens: int) -> float:
+    """How many replays one of a `prompt_tokens` prompt counts as: its work grows with the prompt it searches."""
+    return max(math.ceil(min(prompt_tokens, max_prompt_tokens) / CHARGE_TOKENS), 1)
 
 
 class Shadow:
     def __init__(self, settings: Settings, learner: Learner) -> None:
         self.settings, self.learner = settings, learner
         self.cfg = LookupConfig(k=settings.num_speculative_tokens, nmin=settings.shadow_prompt_lookup_min,
-                                nmax=settings.shadow_prompt_lookup_max)
+                                nmax=settings.shadow_prompt_lookup_max,
+                                max_prompt_tokens=settings.shadow_max_prompt_tokens)
         self.calibration = ShadowCalibration(settings.shadow_default_ratio, settings.prior_weight,
                                              settings.forgetting, settings.shadow_default_ratio_sampled)
         self._tokens = self._cap = max(settings.shadow_rate_per_s, 1.0)  # a token bucket of replays a second
@@ -65,6 +73,7 @@ class Shadow:
         if prompt is None or not text:
             return None
         read: ShadowRead = replay_text(prompt, text, self.cfg)
+        self._tokens -= replay_charge(prompt_tokens, self.cfg.max_prompt_tokens) - 1.0  # capture took one
         if read.steps <= 1:
             return None
         shadow = read.tokens_per_step

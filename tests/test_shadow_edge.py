@@ -14,7 +14,7 @@ from gateway.bench.kit.inproc import GatewayFactory, RunningGateway, until
 from gateway.core.learner import Learner
 from gateway.emulator import EmulatedPair
 from gateway.settings import Settings
-from gateway.shadow import Shadow, answer_text, prompt_text, stream_text
+from gateway.shadow import Shadow, answer_text, prompt_text, replay_charge, stream_text
 from gateway.state import AppState
 
 KNOWN = (" the first published algorithm intended for the Analytical Engine, a general-purpose mechanical computer"
@@ -49,6 +49,19 @@ def test_replays_are_rate_limited_and_a_share_of_speculative_responses_calibrate
     assert shadow.capture("baseline", now=101.2) is not None
     picked = [shadow.capture("speculative", now=200.0 + 2 * i) is not None for i in range(6)]
     assert picked == [False, True] * 3
+
+
+def test_a_replay_of_a_long_prompt_counts_once_per_4096_tokens_it_searches() -> None:
+    """A replay's work grows with the prompt it searches (up to SPECGATE_SHADOW_MAX_PROMPT_TOKENS): the rate's budget
+    is charged by it, so a long-context flood replays fewer responses, not more CPU."""
+    assert [replay_charge(n, 16384) for n in (0, 4096, 4097, 16384, 100_000)] == [1, 1, 2, 4, 4]
+    shadow = Shadow(Settings(shadow_lookup=True, shadow_rate_per_s=4.0), Learner(Settings().learner_config()))
+    body = orjson.dumps({"messages": [{"role": "user", "content": RECORD}]})
+    assert shadow.capture("baseline", now=100.0) is not None
+    shadow.observe("baseline", body, True, orjson.dumps({"choices": [{"message": {"content": ANSWER}}]}), False,
+                   "extraction_json", "greedy", None, 40, prompt_tokens=12_000, family=None, temperature=0.0)
+    assert shadow.capture("baseline", now=100.0) is not None  # 4 in the bucket, 3 charged: one left
+    assert shadow.capture("baseline", now=100.0) is None
 
 
 @pytest.mark.parametrize("migration", [False, True])

@@ -50,6 +50,17 @@ def test_work_is_bounded_by_the_caps() -> None:
     assert read.tokens == 10
 
 
+def test_a_long_document_is_searched_from_its_start_as_vllm_searches_the_whole_context() -> None:
+    """The defect: only the prompt's last 4096 tokens were searched, so a long-context answer quoting the document's
+    opening read ~1 token a step where the n-gram server (vLLM's whole-context lookup) copies it 4 tokens at a time
+    (the emulated family's long-context answers: 3.67 against the server's 4.28). Now the default reaches 16384."""
+    quote = " ".join(f"w{i}" for i in range(200))
+    document = quote + " " + " ".join(f"f{i}" for i in range(3000)) + "\nQuestion: what does it open with?"
+    assert 4096 < len(tokenize(document)) < 16384
+    assert replay_text(document, quote, K4).tokens_per_step > 3.5
+    assert replay_text(document, quote, LookupConfig(max_prompt_tokens=4096)).tokens_per_step < 1.5
+
+
 def test_text_replay_uses_word_tokens() -> None:
     assert tokenize("Hello, world  42x") == ["Hello", ",", " world", " ", " 42", "x"]
     prompt = 'Extract {"name": "Ada Lovelace", "born": 1815} as JSON.'

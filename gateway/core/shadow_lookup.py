@@ -28,7 +28,7 @@ from dataclasses import dataclass
 # three digits (newer BPEs split numbers so), a space and punctuation, whitespace before more whitespace, whitespace
 _TOKEN = re.compile(r"""'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+| ?\d{1,3}| ?[^\s\w]+|_+|\s+(?!\S)|\s+""")
 
-MAX_PROMPT_TOKENS = 4096
+MAX_PROMPT_TOKENS = 16384  # vLLM searches the whole context; a bound on the work (SPECGATE_SHADOW_MAX_PROMPT_TOKENS)
 MAX_OUTPUT_TOKENS = 1024
 BULK = 64  # tokens from which an extension of the index is built in bulk
 

@@ -101,7 +101,10 @@ class Proxy:
             if self.settings.migration:
                 self.migrator.switched()  # a switch this decision made moves the leaving server's streams
             self.migrator.prepare(ctx)
-        return await self._with_failover(ctx)
+        try:
+            return await self._with_failover(ctx)
+        finally:  # a shared GPU's switch prices the drain of what still runs there (`core.regime.remaining`)
+            routed.running.done = True
 
     async def _with_failover(self, ctx: Context) -> web.StreamResponse:
         """Connect failures blame the backend at once. A suspect failure (5xx answer, redirect, timeout) may be the

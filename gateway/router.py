@@ -61,6 +61,7 @@ class Routed:
     learner_class: str = ""
     cached_tokens: Mapping[str, int] = field(default_factory=dict)
     family: int | None = None
+    running: Running = field(default_factory=lambda: Running(0.0, 0.0, done=True))  # in a shared GPU's `running`
 
 
 class _Recent(NamedTuple):
@@ -108,9 +109,8 @@ class Router:
                                default_kv_tokens=settings.prefix_default_kv_tokens,
                                max_blocks=settings.prefix_index_max_blocks, chars_per_token=settings.chars_per_token)
         self.probe_worthy: dict[str, frozenset[tuple[str, str]]] = {}  # per group: classes worth probing
-        # per shared group and role: the requests sent there (a pending switch prices the leaving server's drain)
-        self.running: dict[str, dict[Role, deque[Running]]] = {g: {r: deque(maxlen=512) for r in ROLES}
-                                                                for g in self.regimes}
+        self.running: dict[str, dict[Role, deque[Running]]] = {g: {r: deque(maxlen=512) for r in ROLES} for g in
+                                                                self.regimes}  # sent there: a switch prices the drain
         self._totals: dict[str, tuple[dict[Role, float], int]] = {}  # per group: the last mix's totals, its size
         self.prices: dict[str, SwitchPrice] = {}  # per group: the last price of its pending switch
         self.migration_plan: MigrationPlan | None = None  # live migration: what a switch would move
@@ -170,15 +170,15 @@ class Router:
         decision = decide(policy, inp, self.rules, self.adaptive, self.hindsight)
         if decision is None:
             return None
-        chosen = next(c for c in inp.candidates if c.name == decision.backend)
+        chosen, entry = next(c for c in inp.candidates if c.name == decision.backend), None
         if chosen.group in self.regimes and needs_estimates:
             self.arrivals[chosen.group].append(now)
-            self.running[chosen.group][chosen.role].append(Running(now, decision.predicted_e2e_s or 0.0))
+            self.running[chosen.group][chosen.role].append(entry := Running(now, decision.predicted_e2e_s or 0.0))
             group_load = chosen.load + sum(load for _, load in chosen.co_runners)
             held = self.fleet.held_prefix(view, f.prompt_tokens, self.pool.groups.get(chosen.group, ()), matched)
             self._note(chosen.group, _recent(f, lclass, bucket, group_load, held), chosen.role)
         self.fleet.routed(view, session, decision.backend, cached)
-        return Routed(decision, f, task_class, bucket, off, lclass, cached, family)
+        return Routed(decision, f, task_class, bucket, off, lclass, cached, family, entry or Running(now, 0.0, True))
 
     def _views(self) -> tuple[dict[str, Role], dict[str, float], dict[str, Role]]:
         """The regimes as the policy reads them, rebuilt only when one changes (a fleet has many groups)."""

@@ -263,11 +263,13 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
                    pending_trial=trial)
 
 
-class Running(NamedTuple):
-    """A request sent to the leaving server: when, and its predicted end-to-end time at its decision."""
+@dataclass(slots=True)
+class Running:
+    """A request sent to a shared GPU's server: when, its predicted end-to-end time, and whether it has ended."""
 
     sent_s: float
     e2e_s: float
+    done: bool = False  # set when it ends: an over-predicted request (19 s for 1.2) priced a 19-s drain for 19 s
 
 
 REMAINING_FLOOR = 0.1  # a request past its predicted end is taken to have this share of its prediction left
@@ -275,9 +277,10 @@ REMAINING_FLOOR = 0.1  # a request past its predicted end is taken to have this 
 
 def remaining(running: Sequence[Running], count: int, now: float) -> list[float]:
     """Predicted seconds left of the `count` requests the leaving server still runs: of those this process sent
-    there, the `count` predicted to end last (the others are taken to have finished); a request running past its
+    there and not done, the `count` predicted to end last (the others are taken to have finished); one running past its
     prediction has `REMAINING_FLOOR` of it left, and requests beyond those sent (another gateway's) the mean."""
-    left = sorted((max(r.sent_s + r.e2e_s - now, REMAINING_FLOOR * r.e2e_s) for r in running), reverse=True)
+    left = sorted((max(r.sent_s + r.e2e_s - now, REMAINING_FLOOR * r.e2e_s) for r in running if not r.done),
+                  reverse=True)
     mean = sum(r.e2e_s for r in running) / len(running) if running else 0.0
     return left[:count] + [mean] * max(count - len(left), 0)
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
+import openai
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -184,6 +186,9 @@ def test_a_pending_switch_waits_and_is_dropped_when_the_mix_returns() -> None:
     ([Running(0.0, 2.0)], 1, 9.0, [0.2]),  # past its prediction: a tenth of it left
     ([Running(0.0, 2.0)], 3, 1.0, [1.0, 2.0, 2.0]),  # other gateways' requests: the mean prediction
     ([], 2, 1.0, [0.0, 0.0]),  # nothing known: nothing to price
+    # fresh member 907: a request predicted at 19 s had ended after 1.2; taken as the one to end last, it priced a
+    # 12-18 s drain, then (past its prediction) 1.9 s, and held a wrong speculative regime through a flood (1.107x)
+    ([Running(0.0, 19.0, done=True), Running(1.0, 2.0)], 1, 1.5, [1.5]),
 ])
 def test_the_leaving_servers_remaining_work(running: list[Running], count: int, now: float,
                                             left: list[float]) -> None:
@@ -449,3 +454,20 @@ def test_speculation_stays_only_while_the_mix_reads_it_cheaper_than_the_leave_ma
     assert next_regime(held, 0.97, 30.0, symmetric).pending is None
     assert next_regime(held, 0.97, 30.0, strict).pending == "baseline"
     assert next_regime(RegimeState(), 1.03, 30.0, strict).pending is None  # entering: the band as before
+
+
+async def test_a_request_that_ends_is_no_longer_priced_as_running(gateway_factory: Any) -> None:
+    """The wiring of the fix above: the entry a shared GPU's request leaves in the router's `running` is marked done
+    when the request ends (the proxy's `finally`), answered or not."""
+    from gateway.bench.kit.fake_vllm import FakeBackend, started_pair
+    from gateway.state import AppState
+
+    async with started_pair(FakeBackend) as (base, spec):
+        gw = await gateway_factory(baseline_urls=[base.url], speculative_urls=[spec.url], policy="adaptive")
+        router = gw.app[AppState.key].router
+        client = openai.AsyncOpenAI(base_url=gw.url + "/v1", api_key="x", max_retries=0)
+        for _ in range(3):
+            await client.chat.completions.create(model="fake-model", max_tokens=4,
+                                                 messages=[{"role": "user", "content": "hello"}])
+        entries = [r for role in ("baseline", "speculative") for r in router.running["pair-0"][role]]
+        assert len(entries) == 3 and all(r.done for r in entries)

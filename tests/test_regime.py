@@ -472,20 +472,3 @@ async def test_a_request_that_ends_is_no_longer_priced_as_running(gateway_factor
         entries = [r for role in ("baseline", "speculative") for r in router.running["pair-0"][role]]
         assert len(entries) == 3 and all(r.done for r in entries)
 
-
-def test_its_own_drain_is_not_read_as_other_gateways_load_within_a_dwell_of_its_switch() -> None:
-    """Fresh member 907: leaving a wrong speculative regime in a flood, the n-gram server's gauge still held the
-    streams this process had sent (its drain, the moves not yet scraped) while its own in-flight there was 0, which
-    read as other gateways carrying the GPU: followed back to speculation, 5 switches in 2 s. Within a dwell of its
-    own switch the gauges are not read as other gateways'; after it, they are, as before."""
-    import time
-
-    s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"])
-    router = Router(s, BackendPool(s, Metrics()), Learner(s.learner_config()))
-    now = time.monotonic()
-    spec = next(b for b in router.pool.backends if b.role == "speculative")
-    spec.scraped_load, spec.scraped_at = 9.0, now  # its gauge: 9 running, none of them this process's in flight
-    router.regimes["pair-0"] = RegimeState("baseline", since_s=now - 1.0)  # this process switched 1 s ago
-    assert router._carried_by_others("pair-0") is None
-    router.regimes["pair-0"] = RegimeState("baseline", since_s=now - 2 * s.regime_min_dwell_s)
-    assert router._carried_by_others("pair-0") == "speculative"

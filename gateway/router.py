@@ -56,12 +56,12 @@ class Routed:
     features: Features
     task_class: str
     bucket: str
+    running: Running  # its entry in a shared GPU's `running` (the proxy marks it done when it ends), or one done
     # `FleetView`: backends without the model, the learner's class, cached prompt tokens, the prompt's family
     off_model: frozenset[Backend] = frozenset()
     learner_class: str = ""
     cached_tokens: Mapping[str, int] = field(default_factory=dict)
     family: int | None = None
-    running: Running = field(default_factory=lambda: Running(0.0, 0.0, done=True))  # in a shared GPU's `running`
 
 
 class _Recent(NamedTuple):
@@ -170,7 +170,7 @@ class Router:
         decision = decide(policy, inp, self.rules, self.adaptive, self.hindsight)
         if decision is None:
             return None
-        chosen, entry = next(c for c in inp.candidates if c.name == decision.backend), None
+        chosen, entry = next(c for c in inp.candidates if c.name == decision.backend), Running(now, 0.0, done=True)
         if chosen.group in self.regimes and needs_estimates:
             self.arrivals[chosen.group].append(now)
             self.running[chosen.group][chosen.role].append(entry := Running(now, decision.predicted_e2e_s or 0.0))
@@ -178,7 +178,7 @@ class Router:
             held = self.fleet.held_prefix(view, f.prompt_tokens, self.pool.groups.get(chosen.group, ()), matched)
             self._note(chosen.group, _recent(f, lclass, bucket, group_load, held), chosen.role)
         self.fleet.routed(view, session, decision.backend, cached)
-        return Routed(decision, f, task_class, bucket, off, lclass, cached, family, entry or Running(now, 0.0, True))
+        return Routed(decision, f, task_class, bucket, entry, off, lclass, cached, family)
 
     def _views(self) -> tuple[dict[str, Role], dict[str, float], dict[str, Role]]:
         """The regimes as the policy reads them, rebuilt only when one changes (a fleet has many groups)."""

@@ -28,7 +28,7 @@ CAPTURE_BYTES = 1 << 20  # of a stream's bytes kept for the replay (its first Mi
 CHARGE_TOKENS = 4096  # a replay counts against the rate once per this many prompt tokens it searches
 
 
-def replay_charge(prompt_tokens: int, max_prompt_tokens: int) -> float:
+def replay_charge(prompt_tokens: int, max_prompt_tokens: int) -> int:
     """How many replays one of a `prompt_tokens` prompt counts as: its work grows with the prompt it searches."""
     return max(math.ceil(min(prompt_tokens, max_prompt_tokens) / CHARGE_TOKENS), 1)
 

@@ -45,6 +45,7 @@ class StallingBackend(FakeBackend):
 
     stall_s: float = 0.0
     completion_stall_s: float = 0.0
+    every_health_stall_s: float = 0.0  # each `/health` hit blocks the loop this long: a loop that always lags
     health_hits: int = 0
 
     async def _completion(self, request: web.Request) -> web.StreamResponse:
@@ -58,6 +59,7 @@ class StallingBackend(FakeBackend):
         if self.stall_s:
             stall, self.stall_s = self.stall_s, 0.0
             block_the_loop(stall)
+        block_the_loop(self.every_health_stall_s)
         return await super()._health(request)
 
 
@@ -153,12 +155,6 @@ async def test_a_loop_that_always_lags_does_not_hide_a_hanging_backend(
     excused STALLED_CHECKS_MAX times in a row while the other backend answered its own checks through the same loop,
     its timeouts count: it is ejected, the other never is."""
     caplog.set_level(logging.INFO, "specgate")
-    stop = asyncio.Event()
-
-    async def lag_all_the_time() -> None:  # the loop blocked 0.8 s of every ~0.85 s: most of any 2-s span
-        while not stop.is_set():
-            block_the_loop(0.8)
-            await asyncio.sleep(0.05)
 
     async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError):
@@ -170,12 +166,11 @@ async def test_a_loop_that_always_lags_does_not_hide_a_hanging_backend(
     gw = await gateway_factory(baseline_urls=[f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"],
                                speculative_urls=[spec.url], policy="baseline", health_interval_s=0.05)
     pool = gw.app[AppState.key].pool
-    lagger = asyncio.create_task(lag_all_the_time())
+    spec.every_health_stall_s = 0.8  # each of its checks (every 0.05 s) blocks the loop 0.8 s: most of any 2-s span
     try:
         await until(lambda: pool.backends[0].ejections >= 1, 60.0)
     finally:
-        stop.set()
-        await lagger
+        spec.every_health_stall_s = 0.0
         server.close()
     assert pool.backends[1].ejections == 0
     assert "timeout_not_counted" in caplog.text and "stall_not_excused" in caplog.text

@@ -1,6 +1,5 @@
-"""Glue between the pure core and live state: builds a `PolicyInput` from the pool, the learner and the regimes of
-shared GPU groups, and keeps the small state the pure functions hand back (regimes, the recent mix per group, the
-round-robin turn, the random draws)."""
+"""Glue between the pure core and live state: builds a `PolicyInput` from the pool, the learner and the shared GPU
+groups' regimes, and keeps the state the pure functions hand back (regimes, recent mixes, the turn, random draws)."""
 
 from __future__ import annotations
 
@@ -28,6 +27,7 @@ from gateway.core.policy import Decision, Estimates, PolicyInput, decide
 from gateway.core.protocol import RequestView
 from gateway.core.records import record
 from gateway.core.regime import MixSample, RegimeState, Running, SwitchPrice
+from gateway.core.saturation import still_saturated
 from gateway.core.switch_cache import NO_PREFIX, HeldPrefix, cold_cache_cost_s, cold_prefix_tokens
 from gateway.fleet_view import FleetView
 from gateway.logevents import log_event
@@ -103,7 +103,7 @@ class Router:
         self._turn = 0
         self._regime_views: tuple[dict[str, Role], dict[str, float], dict[str, Role]] | None = None
         self._mixed_at: dict[str, float] = {}  # when each group's mix ratio was last recomputed (monotonic)
-        self._full: dict[str, bool] = {}  # per group: saturated by prompts (`regime.still_saturated`)
+        self._full: dict[str, bool] = {}  # per group: saturated by prompts (`saturation.still_saturated`)
         self.view = CandidateView(pool, self.adaptive.exception_load)
         self.fleet = FleetView([b.name for b in pool.backends], prefix_aware=settings.prefix_aware,
                                default_kv_tokens=settings.prefix_default_kv_tokens,
@@ -341,13 +341,13 @@ class Router:
     def _mean_load(self, group: str) -> float:
         return sum(r.load for r in rs) / len(rs) if (rs := self.recent[group]) else 0.0
 
-    def _saturated(self, group: str) -> bool:  # `gateway.core.regime.still_saturated`: the recent load and arrivals
+    def _saturated(self, group: str) -> bool:  # `gateway.core.saturation.still_saturated`: recent load, arrivals
         lrn, times, models = self.learner, self.arrivals[group], {role: self.learner.step_model(role) for role in ROLES}
         on = math.isfinite(lrn.shared_stall.from_load)  # SPECGATE_REGIME_SATURATION_STALL
         prompts = sum(r.prompt_tokens for r in self.recent[group]) * lrn.prefill_s_per_token("baseline") if on else 0.0
         span = time.monotonic() - times[0] if len(times) >= RATE_MIN_ARRIVALS else math.inf
-        self._full[group] = rg.still_saturated(self._full.get(group, False), lrn.shared_stall.model(), models,
-                                               self._mean_load(group), prompts, span, self.regime_config)
+        self._full[group] = still_saturated(self._full.get(group, False), lrn.shared_stall.model(), models,
+                                            self._mean_load(group), prompts, span, self.regime_config)
         return self._full[group]
 
     def _load_of_role(self, group: str, role: Role) -> float:

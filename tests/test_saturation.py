@@ -1,7 +1,7 @@
 """A shared GPU saturated by prompts (results/code-burst-2026-12-06-l): every step of either server carries a chunk of
 the queue's prompts, the same whichever server runs it, so a request costs its steps and one that speculates takes
 fewer. Learned by `SharedStall`, priced by `costmodel.Stall` in the mix and the pair's predictions; the load cap does
-not hold where it is at least the speculative server's own step (`regime.prefill_bound`)."""
+not hold where it is at least the speculative server's own step (`saturation.prefill_bound`)."""
 
 from __future__ import annotations
 
@@ -23,10 +23,10 @@ from gateway.core.regime import (
     leave_large_batch,
     mix_costs,
     next_regime,
-    prefill_bound,
     ratio_of,
     settle,
 )
+from gateway.core.saturation import prefill_bound
 from gateway.settings import Settings
 
 # the H200 pair's steps as the gateway learned them on the family (docs/routing.md)
@@ -156,7 +156,7 @@ def test_a_switch_on_a_saturated_gpu_is_priced_with_its_steps_alike() -> None:
 def test_a_gpu_saturated_by_prompts_stays_so_until_its_load_falls_to_the_cap() -> None:
     """c3 of the code burst: 14 s into its flood, 270 requests queued on the n-gram server, the arrivals had slowed
     below the GPU's prefill rate and the stall read small: the cap took the regime out, unpriced (1.36x)."""
-    from gateway.core.regime import still_saturated
+    from gateway.core.saturation import still_saturated
 
     flood = (NO_STALL, MODELS)
     assert still_saturated(False, *flood, 40.0, 64 * 2240 * 2.5e-5, 1.4, CFG)  # the flood's onset

@@ -177,35 +177,13 @@ def worth_probing(samples: Sequence[MixSample], keys: Sequence[K], hopes: Mappin
     return frozenset(k for k, g in gain.items() if base / max(totals["speculative"] - g, 1e-12) > threshold)
 
 
-def prefill_bound(stall: Stall, models: Mapping[Role, StepModel], load: float, prompts_s: float = 0.0,
-                  span_s: float = math.inf) -> bool:
-    """Whether a shared GPU at `load` is saturated by prompts: the others' prefill each step carries (`Stall`) is at
-    least the speculative server's own step there, or, before that is learned (a flood's first answers come back
-    seconds late), the prompts that arrived over the last `span_s` take at least that long to prefill (`prompts_s`).
-    Then the load cap does not hold: what the step models may get wrong above it is the smaller part of a step, and
-    the part they leave out, the same on either server, makes a request cost its steps (the Azure code windows: the
-    n-gram server alone 6% faster, the baseline held by the cap; c2 of the burst entered speculation before its flood,
-    and the cap took it out at the flood's onset, unpriced, before any answer taught the stall: 1.19x)."""
-    return (stall.per_request_s > 0 and stall.step_s(load) >= models["speculative"].own_s(load)) or prompts_s >= span_s
-
-
-def still_saturated(was: bool, stall: Stall, models: Mapping[Role, StepModel], mean_load: float, prompts_s: float,
-                    span_s: float, cfg: RegimeConfig) -> bool:
-    """A GPU above the load cap is saturated by prompts once `prefill_bound`, and stays so until its load falls back to
-    the cap (`was`: it was at the last reading): the queue of prompts drains only then.
-    c3 of the code burst carried its flood on the n-gram server, and 14 s in, with 270 requests queued there, the
-    arrivals had slowed below the GPU's prefill rate and the stall read off the step models (bent by the prompts of
-    the light phase) was small: the cap took the regime out, unpriced, and the two servers co-ran for 20 s (1.36x)."""
-    return mean_load > cfg.speculation_max_load and (was or prefill_bound(stall, models, mean_load, prompts_s, span_s))
-
-
 def capped_ratio(ratio: float | None, mean_load: float, cfg: RegimeConfig, saturated: bool = False) -> float | None:
     """The mix ratio as the regime may act on it: above `speculation_max_load` requests on the GPU the batch is
     already large (speculation verifies drafts the batch has no room for), so the ratio cannot ask for the
     speculative server (`leave_large_batch` takes a speculative regime out at once). The step models
     are least reliable there (prefill chunks of a busy queue run inside the steps, and both roles' fits drifted
     on mixed-high: the regime went speculative at 40 requests running and cost 1.9x). vLLM's V0 engine had the
-    same guard as `--speculative-disable-by-batch-size`. Not while the GPU is `saturated` (`prefill_bound`)."""
+    same guard as `--speculative-disable-by-batch-size`. Not while the GPU is `saturated` (`saturation`)."""
     if ratio is None or mean_load <= cfg.speculation_max_load or saturated:
         return ratio
     return min(ratio, 1.0 / (1.0 + cfg.switch_margin) - 1e-9)
@@ -216,7 +194,7 @@ def leave_large_batch(state: RegimeState, mean_load: float, now: float, cfg: Reg
     """A speculative regime under a load above `speculation_max_load` leaves at once: waiting for a lull that
     sustained load never brings kept 78 more requests on the n-gram server at c = 48 (an emulated replay of the
     H200 run: 1.9 s against 1.4 s all-baseline). The one switch that is not priced: above the cap the step models
-    are not trusted to price it. Not while the GPU is `saturated` by prompts (`prefill_bound`): the mix decides."""
+    are not trusted to price it. Not while the GPU is `saturated` by prompts (`saturation`): the mix decides."""
     if state.role != "speculative" or mean_load <= cfg.speculation_max_load or saturated:
         return state
     return RegimeState("baseline", now, state.ratio, state.switches + 1)

@@ -221,8 +221,8 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
     hoped = ratio > 1.0 + cfg.switch_margin and not state.trial_failed  # a failed trial tested hope: evidence enters
     ahead = max(ratio - ev if lead is None else lead, 0.0)
     sure = ev > 1.0 + cfg.switch_margin and ev - ahead > 1.0  # past the band less the hope's lead
-    if state.role == "baseline" and (sure or (hoped and ev <= 1.0 + cfg.switch_margin)):
-        wanted, trial = "speculative", not sure
+    if state.role == "baseline" and (sure or hoped):  # hope past the band and evidence not sure: a trial, whether the
+        wanted, trial = "speculative", not sure  # evidence is inside the band or above it (better never bars it)
         # with evidence, speculation is entered after the dwell (the evidence swings: 1.17, then 0.87 a decision
         # later), and only while the evidence less the hope's lead over it (the classes' uncertainty) reads it cheaper
         decisive = evidence is None and ev > 1.0 + cfg.decisive_margin

@@ -87,8 +87,10 @@ def test_the_evidence_enters_speculation_only_when_its_lead_outlasts_the_hopes()
     """Mixed-phases, seed 2: speculation entered in a quiet phase at evidence 1.053 with the hope at 1.145 (the
     classes still uncertain by as much as the band), where the truth was ~1.02, just before a busy phase in which the
     n-gram server was 7% slower: 1.074x over the trace. The evidence less the hope's lead over it must still read
-    speculation cheaper; 1.14 with hope at 1.20 does, and so does 1.053 once the hope has come down to it."""
-    assert next_regime(RegimeState(), 1.145, 30.0, CFG, 1.053).pending is None  # neither a regime nor a trial
+    speculation cheaper; 1.14 with hope at 1.20 does, and so does 1.053 once the hope has come down to it. Short of
+    that, hope past the band asks for a trial (since round t), judged on the n-gram server's own answers."""
+    gap = next_regime(RegimeState(), 1.145, 30.0, CFG, 1.053)
+    assert (gap.pending, gap.pending_trial) == ("speculative", True)  # not a regime on evidence: a trial
     assert next_regime(RegimeState(), 1.06, 30.0, CFG, 1.053).pending == "speculative"
     sure = next_regime(RegimeState(), 1.20, 30.0, CFG, 1.14)
     assert (sure.pending, sure.pending_trial) == ("speculative", False)
@@ -101,11 +103,11 @@ def test_the_hopes_lead_is_read_on_the_window_the_evidence_was_not_lowered_on() 
     (the lower of the window's and its recent requests') and the hope 1.343; hope less evidence (0.192) counted the
     recent requests' gap a second time, 0.959 < 1, and the run stayed on the baseline to the end (1.059x). The lead
     is the optimism on the one window (`lead`); without it, hope less evidence as before."""
-    assert next_regime(RegimeState(), 1.343, 30.0, CFG, 1.151).pending is None
+    assert next_regime(RegimeState(), 1.343, 30.0, CFG, 1.151).pending_trial is True  # a trial, not a regime
     sure = next_regime(RegimeState(), 1.343, 30.0, CFG, 1.151, lead=0.10)
     assert (sure.pending, sure.pending_trial) == ("speculative", False)
-    assert next_regime(RegimeState(), 1.343, 30.0, CFG, 1.151, lead=0.16).pending is None  # the optimism itself
-    assert next_regime(RegimeState(), 1.145, 30.0, CFG, 1.053, lead=0.092).pending is None  # mixed-phases, seed 2
+    assert next_regime(RegimeState(), 1.343, 30.0, CFG, 1.151, lead=0.16).pending_trial is True  # the optimism
+    assert next_regime(RegimeState(), 1.145, 30.0, CFG, 1.053, lead=0.092).pending_trial is True  # mixed-phases s2
 
 
 def test_speculation_is_left_before_the_dwell_only_when_the_hope_agrees() -> None:
@@ -172,7 +174,8 @@ def test_every_switch_is_on_evidence_free_or_paid_a_light_free_trial_or_a_trials
             continue
         free, paid = drain <= CFG.free_drain_s, gain > cost
         if s.role == "speculative" and s.trial:  # on hope alone
-            assert evidence <= 1.0 + CFG.switch_margin < hope
+            sure = evidence > 1.0 + CFG.switch_margin and evidence - (hope - evidence) > 1.0  # less the hope's lead
+            assert hope > 1.0 + CFG.switch_margin and not sure  # the evidence inside the band or above it (round t)
             assert (free and load <= CFG.trial_max_load) or gain > cost
             assert not before.trial_failed  # a failed trial tested hope: only evidence enters after it
         elif s.role == "speculative":
@@ -334,3 +337,17 @@ def test_a_trial_is_judged_on_the_speculative_servers_own_answers_not_the_shadow
     state = router.regimes["pair-0"]
     assert state.evidence is not None and state.evidence < 1 / 1.05  # a judged trial would end here
     assert state.role == "speculative" and state.trial and state.pending is None
+
+
+def test_hope_past_the_band_asks_a_trial_whether_the_evidence_is_inside_the_band_or_above_it() -> None:
+    """Member 702 with the idle step at its measured ratio (round t): from 1.5 s to 4 s its hope read 1.24-1.49 and
+    its evidence 1.06-1.15, above the band but not past it less the hope's lead (0.30-0.34). That was neither sure nor,
+    the evidence being above the band, a trial: nothing was asked, and speculation waited for sure evidence until
+    5.9 s, where a trial had been asked at 0.9 s on the same hope with the evidence at 0.81. Better evidence never
+    bars a trial."""
+    for evidence in (0.81, 1.0, 1.06, 1.147):
+        state = next_regime(RegimeState(), 1.489, 1.5, CFG, evidence, lead=0.342)
+        assert (state.pending, state.pending_trial) == ("speculative", True), evidence
+    sure = next_regime(RegimeState(), 1.489, 1.5, CFG, 1.4, lead=0.342)  # past the band less the lead: on evidence
+    assert (sure.pending, sure.pending_trial) == ("speculative", False)
+    assert next_regime(RegimeState(), 1.03, 1.5, CFG, 1.02, lead=0.0).pending is None  # both inside the band

@@ -427,7 +427,7 @@ def test_a_role_that_never_served_borrows_the_measured_step_at_the_calibrated_ra
     """Member 510 of the family and mixed-medium x4: the n-gram server never served, and its step at batch 1, borrowed
     at the priors' 1.5x and pulled toward its own 7.5-ms prior, read 7.16 ms beside the baseline's measured 4.61 (the
     emulated pair's is 6.53, 1.41x): speculation priced ~10% dear where it was 7% and 5% faster, and the regime never
-    left the baseline. With `SPECGATE_STEP_BASE_RATIO` (on since round t) a role that has served nothing borrows outright."""
+    left the baseline. With `SPECGATE_STEP_BASE_RATIO` (on since round t) an idle role borrows outright."""
     lrn = Learner(dataclasses.replace(Settings(step_base_ratio=1.43).learner_config(), prior_tokens_per_step=2.0))
     for i in range(200):
         load = 1 + i % 6

@@ -88,7 +88,7 @@ def test_the_evidence_enters_speculation_only_when_its_lead_outlasts_the_hopes()
     classes still uncertain by as much as the band), where the truth was ~1.02, just before a busy phase in which the
     n-gram server was 7% slower: 1.074x over the trace. The evidence less the hope's lead over it must still read
     speculation cheaper; 1.14 with hope at 1.20 does, and so does 1.053 once the hope has come down to it. Short of
-    that, hope past the band asks for a trial (since round t), judged on the n-gram server's own answers."""
+    that, hope past the band asks for a trial (since round t), taken only on an idle GPU."""
     gap = next_regime(RegimeState(), 1.145, 30.0, CFG, 1.053)
     assert (gap.pending, gap.pending_trial) == ("speculative", True)  # not a regime on evidence: a trial
     assert next_regime(RegimeState(), 1.06, 30.0, CFG, 1.053).pending == "speculative"

@@ -104,7 +104,8 @@ class Proxy:
         try:
             return await self._with_failover(ctx)
         finally:  # a shared GPU's switch prices the drain of what still runs there (`core.regime.remaining`)
-            routed.running.done = True
+            if routed.running is not None:
+                routed.running.done = True
 
     async def _with_failover(self, ctx: Context) -> web.StreamResponse:
         """Connect failures blame the backend at once. A suspect failure (5xx answer, redirect, timeout) may be the
@@ -151,8 +152,7 @@ class Proxy:
 
     def _next_backend(self, role: Role, tried: frozenset[Backend], again: bool,
                       preferred: str | None = None, off: frozenset[Backend] = frozenset()) -> Backend | None:
-        """The decision's own backend on the first attempt; then untried backends, the same role first; then
-        (unless `again` is False) any routable one."""
+        """The decision's own backend first; then untried ones, the same role first; then (if `again`) any routable."""
         now = time.monotonic()
         backend = self.pool.by_name(preferred, now) if preferred is not None else None
         tried = tried | off if off else tried

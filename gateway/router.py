@@ -56,7 +56,7 @@ class Routed:
     features: Features
     task_class: str
     bucket: str
-    running: Running  # its entry in a shared GPU's `running` (the proxy marks it done when it ends), or one done
+    running: Running | None  # its entry in a shared GPU's `running` (the proxy marks it done when it ends)
     # `FleetView`: backends without the model, the learner's class, cached prompt tokens, the prompt's family
     off_model: frozenset[Backend] = frozenset()
     learner_class: str = ""
@@ -170,7 +170,7 @@ class Router:
         decision = decide(policy, inp, self.rules, self.adaptive, self.hindsight)
         if decision is None:
             return None
-        chosen, entry = next(c for c in inp.candidates if c.name == decision.backend), Running(now, 0.0, done=True)
+        chosen, entry = next(c for c in inp.candidates if c.name == decision.backend), None
         if chosen.group in self.regimes and needs_estimates:
             self.arrivals[chosen.group].append(now)
             self.running[chosen.group][chosen.role].append(entry := Running(now, decision.predicted_e2e_s or 0.0))

@@ -10,9 +10,9 @@ __version__ = "0.1.0"
 # request path's own modules around it (the proxy, routing glue, the pool, accounting, metrics, the stream relay,
 # the upstream glue).
 COMPILED_MODULES = ("core.classify", "core.costmodel", "core.domain", "core.ewma", "core.learner", "core.learner_state",
-                    "core.policy", "core.protocol", "core.regime", "core.saturation", "core.stepfit", "router",
-                    "candidates", "accounting", "backends", "metrics", "streaming", "accesslog", "upstream", "relay",
-                    "context", "proxy", "intake")
+                    "core.policy", "core.protocol", "core.regime", "core.saturation", "core.surge", "core.mix_window",
+                    "core.stepfit", "router", "candidates", "accounting", "backends", "metrics", "streaming",
+                    "accesslog", "upstream", "relay", "context", "proxy", "intake")
 
 
 def compiled_modules() -> list[str]:

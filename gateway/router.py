@@ -12,30 +12,30 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import NamedTuple
 
 from gateway.backends import Backend, BackendPool
 from gateway.candidates import CandidateView
 from gateway.core import regime as rg
 from gateway.core import switch_migration as sm
 from gateway.core.acceptance_cells import family_of
-from gateway.core.arrivals import RATE_MIN_ARRIVALS, arrival_rate, known_rate
+from gateway.core.arrivals import RATE_MIN_ARRIVALS, known_rate
 from gateway.core.classify import Features, classify, features, temperature_bucket
 from gateway.core.costmodel import OTHER_ROLE, ROLES, Role
 from gateway.core.learner import Learner
-from gateway.core.policy import Decision, Estimates, PolicyInput, decide
+from gateway.core.mix_window import GroupRequest, Known, MixKey, group_request, mix_window
+from gateway.core.policy import Decision, Estimates, PolicyInput, PolicyName, decide
 from gateway.core.protocol import RequestView
 from gateway.core.records import record
 from gateway.core.regime import MixSample, RegimeState, Running, SwitchPrice
 from gateway.core.saturation import still_saturated
-from gateway.core.switch_cache import NO_PREFIX, HeldPrefix, cold_cache_cost_s, cold_prefix_tokens
+from gateway.core.surge import surge, surge_costs
+from gateway.core.switch_cache import cold_cache_cost_s, cold_prefix_tokens
 from gateway.fleet_view import FleetView
 from gateway.logevents import log_event
 from gateway.metrics import Metrics
 from gateway.settings import Settings
 
 _log = logging.getLogger("specgate.router")
-MixKey = tuple[str, str, int, bool]  # (class, temperature bucket, max_tokens, whether the client set it)
 MixRatios = tuple[float | None, float | None, float | None]  # as hoped, at the evidence, the hope's lead on one window
 MigrationPlan = Callable[[str, Role], sm.MovePlan]  # (group, to) -> what a switch would move (`gateway.migrate`)
 
@@ -64,20 +64,6 @@ class Routed:
     family: int | None = None
 
 
-class _Recent(NamedTuple):
-    """A recent request of a shared group, kept to recompute the group's mix with current estimates."""
-
-    key: MixKey
-    prompt_tokens: int
-    single: bool  # n == 1: one completion (the mix leaves the others out)
-    load: float
-    prefix: HeldPrefix = NO_PREFIX  # what each server held of its prompt (a switch's cold cache, `core.switch_cache`)
-
-
-def _recent(f: Features, task_class: str, bucket: str, load: float, prefix: HeldPrefix = NO_PREFIX) -> _Recent:
-    return _Recent((task_class, bucket, f.max_tokens, f.max_tokens_given), f.prompt_tokens, f.n == 1, load, prefix)
-
-
 def load_oracle(path: Path | None) -> dict[str, Oracle]:
     raw = json.loads(path.read_text()) if path is not None else {}
     return {rid: Oracle(float(v["tokens_per_step"]), float(v["output_tokens"])) for rid, v in raw.items()}
@@ -92,11 +78,11 @@ class Router:
         self.hindsight = settings.hindsight()
         self.regimes: dict[str, RegimeState] = {g: RegimeState() for g in pool.shared_groups()}
         self.evidence = settings.regime_evidence_on(bool(self.regimes))  # the regime moves on measured acceptance
-        self.recent: dict[str, deque[_Recent]] = {g: deque(maxlen=settings.regime_window_requests)
+        self.recent: dict[str, deque[GroupRequest]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
         self.group_decisions: dict[str, int] = dict.fromkeys(self.regimes, 0)
         self._early: dict[str, int] = dict.fromkeys(self.regimes, 0)  # group in its first decisions -> routed since
-        self._fresh_mix: dict[_Recent, MixRatios] = {}  # a group with no history: its mix
+        self._fresh_mix: dict[GroupRequest, MixRatios] = {}  # a group with no history: its mix
         self.arrivals: dict[str, deque[float]] = {g: deque(maxlen=settings.regime_window_requests)
                                                   for g in self.regimes}
         self._random = random.Random(settings.random_seed).random
@@ -112,6 +98,7 @@ class Router:
         self.running: dict[str, dict[Role, deque[Running]]] = {g: {r: deque(maxlen=512) for r in ROLES} for g in
                                                                 self.regimes}  # sent there: a switch prices the drain
         self._totals: dict[str, tuple[dict[Role, float], int]] = {}  # per group: the last mix's totals, its size
+        self._surge_rate: dict[str, float] = {}  # per group: the recent arrival rate the last mix was priced at
         self.prices: dict[str, SwitchPrice] = {}  # per group: the last price of its pending switch
         self.migration_plan: MigrationPlan | None = None  # live migration: what a switch would move
         if metrics is not None:  # a group that never switched reads 0 switches, not no data
@@ -176,9 +163,28 @@ class Router:
             self.running[chosen.group][chosen.role].append(entry := Running(now, decision.predicted_e2e_s or 0.0))
             group_load = chosen.load + sum(load for _, load in chosen.co_runners)
             held = self.fleet.held_prefix(view, f.prompt_tokens, self.pool.groups.get(chosen.group, ()), matched)
-            self._note(chosen.group, _recent(f, lclass, bucket, group_load, held), chosen.role)
+            self._note(chosen.group, group_request(f, lclass, bucket, group_load, held), chosen.role)
+            if decision.reason == f"regime_{chosen.role}" and self.regimes[chosen.group].role != chosen.role:
+                decision, entry = self._to_arriving(inp, policy, decision, entry, now)
         self.fleet.routed(view, session, decision.backend, cached)
         return Routed(decision, f, task_class, bucket, entry, off, lclass, cached, family)
+
+    def _to_arriving(self, inp: PolicyInput, policy: PolicyName, decision: Decision, entry: Running,
+                     now: float) -> tuple[Decision, Running]:
+        """The request whose decision took its GPU's switch (`_note`), decided again on the new regime: it goes to
+        the arriving server, not to the one the GPU just left, where it would run alone, time-sharing the GPU
+        with the arriving server's requests (live migration moves only requests in flight; member 501 of the
+        family: 3.1 s against 1.2 s)."""
+        regimes, ratios, pending = self._views()
+        again = decide(policy, replace(inp, regimes=regimes, regime_ratios=ratios, regime_pending=pending,
+                                       scoring=self.view.scoring(inp.candidates, regimes)),
+                       self.rules, self.adaptive, self.hindsight)
+        if again is None or again.backend == decision.backend:
+            return decision, entry
+        group = next(c.group for c in inp.candidates if c.name == decision.backend)
+        self.running[group][decision.role].remove(entry)
+        self.running[group][again.role].append(moved := Running(now, again.predicted_e2e_s or 0.0))
+        return again, moved
 
     def _views(self) -> tuple[dict[str, Role], dict[str, float], dict[str, Role]]:
         """The regimes as the policy reads them, rebuilt only when one changes (a fleet has many groups)."""
@@ -200,9 +206,9 @@ class Router:
                 continue
             self._early[group] = passed + 1
             load = sum(self.pool.load(b, now) for b in self.pool.groups.get(group, []))
-            self._update_regime(group, self.group_decisions[group], _recent(f, task_class, bucket, load))
+            self._update_regime(group, self.group_decisions[group], group_request(f, task_class, bucket, load))
 
-    def _note(self, group: str, recent: _Recent, routed: Role) -> None:
+    def _note(self, group: str, recent: GroupRequest, routed: Role) -> None:
         """Remember the request in its group's mix; recompute the regime every few decisions (pending: each)."""
         self.recent[group].append(recent)
         n = self.group_decisions[group] = self.group_decisions[group] + 1
@@ -213,7 +219,7 @@ class Router:
         if (n > REGIME_EARLY and n % REGIME_EVERY == 0) or self.regimes[group].pending is not None:
             self._update_regime(group, n, None, routed)
 
-    def _update_regime(self, group: str, n: int, extra: _Recent | None, routed: Role | None = None) -> None:
+    def _update_regime(self, group: str, n: int, extra: GroupRequest | None, routed: Role | None = None) -> None:
         """Recompute the group's regime (`extra`: the request at hand, not yet routed) and price a pending switch
         (`routed`: the role the request just routed went to, not in flight yet: the price counts it)."""
         before = after = self.regimes[group]
@@ -253,7 +259,7 @@ class Router:
     def _price(self, group: str, to: Role, horizon: float, now: float, routed: Role | None,
                cfg: rg.RegimeConfig) -> SwitchPrice:
         """The cost model's price of moving the group's GPU to `to` now (`gateway.core.regime.switch_price`)."""
-        leaving, rate = OTHER_ROLE[to], known_rate(self.arrivals[group], now)
+        leaving, rate = OTHER_ROLE[to], max(known_rate(self.arrivals[group], now), self._surge_rate.get(group, 0.0))
         plan = self.migration_plan(group, to) if self.migration_plan is not None else sm.NO_MOVES
         count = round(self._load_of_role(group, leaving)) + (routed == leaving)
         left = rg.remaining(self.running[group][leaving], count, now)
@@ -271,38 +277,15 @@ class Router:
                                  self.learner.prefill_s_per_token(to), load)
         return price._replace(cost_s=price.cost_s + cold, cold_cache_s=cold)
 
-    def _mix_window(self, group: str, extra: _Recent | None = None) -> tuple[list[MixSample], list[MixKey],
-                                                                             dict[MixKey, tuple[float, float, float]]]:
-        """The group's recent single-completion requests as the mix sees them, each one's key, and per key the
-        learner's (output tokens, tokens per step mean, its sd)."""
-        lrn = self.learner
-        z, calm = self.settings.regime_optimism, self.settings.regime_optimism_load
-        now = time.monotonic()
-        times = [*self.arrivals[group], now] if extra is not None else list(self.arrivals[group])  # the one at hand
-        # before a second request the arrival rate is unknown, and so is what a wrong choice would commit: no optimism
-        rate = arrival_rate(times, now) if len(times) >= 2 else math.inf
-        step = lrn.step_model("baseline")
-        base_s, per_request_s = step.base_s, step.per_request_s
-        recent = [*self.recent[group], extra] if extra is not None else self.recent[group]
-        samples, keys = [], []
-        # the window repeats a few (class, bucket, max_tokens) combinations: ask the learner once for each
-        known: dict[MixKey, tuple[float, float, float]] = {}  # output, tokens/step mean, sd
-        for r in recent:
-            if not r.single:
-                continue
-            key = r.key
-            est = known.get(key)
-            if est is None:
-                est = known[key] = (lrn.output_tokens(*key), *lrn.tokens_per_step_posterior(key[0], key[1]))
-            output, mean, sd = est
-            load = r.load
-            # the requests a wrong choice commits: those running, or those arriving during one request
-            committed = max(load, rate * output * (base_s + per_request_s * max(load, 1.0)), 1.0)
-            samples.append(MixSample(r.prompt_tokens, output, mean + z * sd * min(1.0, calm / committed), load, mean))
-            keys.append(key)
-        return samples, keys, known
+    def _mix_window(self, group: str, extra: GroupRequest | None = None) -> tuple[list[MixSample], list[MixKey], Known]:
+        """The group's recent requests as the mix sees them (`gateway.core.mix_window`; `extra`: the one at hand)."""
+        now, recent, times = time.monotonic(), list(self.recent[group]), list(self.arrivals[group])
+        if extra is not None:
+            recent, times = [*recent, extra], [*times, now]
+        return mix_window(recent, times, now, self.learner, self.settings.regime_optimism,
+                          self.settings.regime_optimism_load)
 
-    def _mix_ratio(self, group: str, extra: _Recent | None, mean_load: float) -> MixRatios:
+    def _mix_ratio(self, group: str, extra: GroupRequest | None, mean_load: float) -> MixRatios:
         fresh = extra is not None and not self.recent[group] and not self.arrivals[group]
         if fresh and extra in self._fresh_mix:  # a fleet's idle groups: the same one-request mix, computed once
             return self._fresh_mix[extra]
@@ -311,7 +294,7 @@ class Router:
             self._fresh_mix[extra] = ratio
         return ratio
 
-    def _mix_ratio_of(self, group: str, extra: _Recent | None, mean_load: float) -> MixRatios:
+    def _mix_ratio_of(self, group: str, extra: GroupRequest | None, mean_load: float) -> MixRatios:
         """The group's mix ratio as hoped and at the evidence, and the hope's lead over the evidence on the same
         (whole) window; in a baseline regime, the classes worth probing."""
         lrn = self.learner
@@ -336,6 +319,12 @@ class Router:
         if not on:
             return hope, None, None
         whole, ev = rg.evidence_ratios(samples, models, prefill, w, k, stall)
+        self._surge_rate.pop(group, None)  # priced again at the load a surge of arrivals builds (`core.surge`)
+        if (flood := surge(self.arrivals[group], time.monotonic(), self.settings.regime_surge_requests,
+                           measured[self.regimes[group].role] / len(samples))) is not None:
+            costs = surge_costs(samples, flood.load, k, lambda c: rg.mix_costs(c, models, prefill, w, evidence=on,
+                                                                               stall=stall))
+            ev, self._totals[group], self._surge_rate[group] = min(ev, rg.ratio_of(costs[0])), costs, flood.rate
         return hope, ev, hope - whole
 
     def _mean_load(self, group: str) -> float:

@@ -443,6 +443,31 @@ def test_a_request_just_routed_to_the_leaving_server_counts_in_the_switchs_price
     assert _role(router) == "baseline"  # not free, and nothing gained yet to pay for it
 
 
+def test_the_request_whose_decision_takes_a_switch_goes_to_the_arriving_server() -> None:
+    """Regression (member 501 of the family, 2026-12-07): a switch is priced and taken after a decision, and the
+    request decided was then sent to the server the GPU had just left. Live migration moves only requests in flight,
+    so it stayed there alone: 3.1 s against 1.2 s on the baseline, the GPU time-shared all that while (the baseline's
+    next requests ran 1.5-2x slower). It goes to the arriving server; a request routed by anything but the regime
+    (a probe, an exception) keeps its server."""
+    import time
+    from collections import deque
+
+    router, pool = _router_on_a_pair()
+    now = time.monotonic()
+    router.regimes["pair-0"] = RegimeState("speculative", since_s=now - 100.0, pending="baseline",
+                                           pending_since_s=now - 1.0)
+    router._early.clear()
+    for b in pool.backends:  # the baseline busy (the GPU's load as its gauges read it): no exception to it
+        b.inflight = 6 if b.role == "baseline" else 0
+    router._totals["pair-0"] = ({"baseline": 20.0, "speculative": 64.0}, 64)  # a gain of ~14 s at 2 requests/s
+    router.arrivals["pair-0"] = deque(now - 0.5 * i for i in range(8, 0, -1))
+    routed = router.route(_json_request(), "r0")
+    assert _role(router) == "baseline" and router.regimes["pair-0"].switches == 1
+    assert routed is not None and routed.decision.role == "baseline"
+    assert list(router.running["pair-0"]["speculative"]) == []
+    assert list(router.running["pair-0"]["baseline"]) == [routed.running]
+
+
 def test_speculation_stays_only_while_the_mix_reads_it_cheaper_than_the_leave_margin() -> None:
     """mixed-phases and member 207 of the family (2026-12-05 f): the baseline was 6.5-7% faster, the mix read
     0.95-1.05 after its first bet on speculation, and a symmetric band (leave below 1/1.05) kept the bet for the

@@ -211,7 +211,7 @@ def test_a_trial_is_judged_light_on_the_arrivals_not_on_the_windows_lagging_load
     import time
     from collections import deque
 
-    from gateway.router import _Recent
+    from gateway.core.mix_window import GroupRequest
 
     s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"],
                  regime_trial_max_load=2.0, regime_evidence=True)
@@ -219,7 +219,7 @@ def test_a_trial_is_judged_light_on_the_arrivals_not_on_the_windows_lagging_load
     now = time.monotonic()
     router.regimes["pair-0"] = RegimeState("baseline", since_s=now - 100.0, pending="speculative",
                                            pending_since_s=now - 1.0, pending_trial=True)
-    router.recent["pair-0"] = deque([_Recent(("structured", "greedy", 128, True), 200, True, 6.0)] * 64)
+    router.recent["pair-0"] = deque([GroupRequest(("structured", "greedy", 128, True), 200, True, 6.0)] * 64)
     router._totals["pair-0"] = ({"baseline": 64.0, "speculative": 56.0}, 64)  # 1.0 s and 0.875 s a request
     router.arrivals["pair-0"] = deque(now - 0.9 * i for i in range(20, 0, -1))  # ~1.1 requests/s
     router._update_regime("pair-0", 17, None)  # nothing running on the baseline: free
@@ -320,7 +320,7 @@ def test_a_trial_is_judged_on_the_speculative_servers_own_answers_not_the_shadow
     import time
     from collections import deque
 
-    from gateway.router import _Recent
+    from gateway.core.mix_window import GroupRequest
 
     s = Settings(baseline_urls=["http://127.0.0.1:9"], speculative_urls=["http://127.0.0.1:10"], regime_evidence=True)
     lrn = Learner(s.learner_config())
@@ -329,7 +329,7 @@ def test_a_trial_is_judged_on_the_speculative_servers_own_answers_not_the_shadow
     router._early.clear()
     router.regimes["pair-0"] = RegimeState("speculative", since_s=now - 0.5, trial=True,
                                            observed=lrn.served_acceptance, trial_observed=lrn.served_acceptance)
-    router.recent["pair-0"] = deque([_Recent(("creative", "high", 256, True), 40, True, 2.0)] * 32)
+    router.recent["pair-0"] = deque([GroupRequest(("creative", "high", 256, True), 40, True, 2.0)] * 32)
     router.arrivals["pair-0"] = deque(now - 0.5 * i for i in range(32, 0, -1))
     for _ in range(10):  # the baseline's last answers, read by the shadow lookup
         lrn.observe_shadow("creative", "high", 40, 1.05, 200, 0.5)

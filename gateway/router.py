@@ -181,6 +181,7 @@ class Router:
                        self.rules, self.adaptive, self.hindsight)
         if again is None or again.backend == decision.backend:
             return decision, entry
+        again = replace(again, detail=f"{again.detail}, the switch this decision took")
         group = next(c.group for c in inp.candidates if c.name == decision.backend)
         self.running[group][decision.role].remove(entry)
         self.running[group][again.role].append(moved := Running(now, again.predicted_e2e_s or 0.0))
@@ -247,7 +248,8 @@ class Router:
         log_event(_log, logging.DEBUG, "regime_update", group=group, n=n, state=after, load=load, price=price)
         if after.role != before.role:  # priced, or not (above the load cap, or joining other replicas)
             log_event(_log, logging.INFO, "regime_switch", group=group, to=after.role, ratio=after.ratio, decisions=n,
-                      evidence=after.evidence, trial=after.trial, price=None if price is None else price._asdict())
+                      evidence=after.evidence, trial=after.trial, price=None if price is None else price._asdict(),
+                      surge_rate=self._surge_rate.get(group))
         if self.metrics is not None:
             m = self.metrics
             m.child(m.regime, group).set(1 if after.role == "speculative" else 0)
@@ -379,7 +381,8 @@ class Router:
                     "held_s": None if math.isinf(r.since_s) else now - r.since_s,
                     "probe_worthy": None if (pw := self.probe_worthy.get(g)) is None else sorted(map("/".join, pw)),
                     "pending_price": None if r.pending is None or g not in self.prices else self.prices[g]._asdict(),
-                    "pending": r.pending, "decisions": self.group_decisions[g], "mix": self._mix_summary(g)}
+                    "pending": r.pending, "decisions": self.group_decisions[g], "mix": self._mix_summary(g),
+                    "surge_rate": self._surge_rate.get(g)}
                 for g, r in self.regimes.items()}
 
     def _mix_summary(self, group: str) -> dict[str, float] | None:

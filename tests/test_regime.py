@@ -464,6 +464,7 @@ def test_the_request_whose_decision_takes_a_switch_goes_to_the_arriving_server()
     routed = router.route(_json_request(), "r0")
     assert _role(router) == "baseline" and router.regimes["pair-0"].switches == 1
     assert routed is not None and routed.decision.role == "baseline"
+    assert routed.decision.detail.endswith("the switch this decision took")  # the access log and header say so
     assert list(router.running["pair-0"]["speculative"]) == []
     assert list(router.running["pair-0"]["baseline"]) == [routed.running]
 

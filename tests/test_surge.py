@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Sequence
+from typing import Any
 
 from gateway.backends import BackendPool
 from gateway.core.costmodel import Role, StepModel
@@ -62,7 +64,7 @@ def test_the_surges_costs_read_the_lower_of_the_window_and_its_recent_requests()
     creative = [MixSample(30, 150.0, 1.0, 1.0, 1.0)] * 16
     samples = structured + creative
 
-    def costs(cut: list[MixSample] | tuple[MixSample, ...]) -> dict[Role, float]:
+    def costs(cut: Sequence[MixSample]) -> dict[Role, float]:
         return mix_costs(list(cut), MODELS, PREFILL, 1.0, evidence=True)
 
     totals, n = surge_costs(samples, 10.0, 16, costs)
@@ -99,6 +101,9 @@ def test_a_surge_lowers_the_evidence_and_prices_a_leave_at_the_surges_rate() -> 
     ev_calm, ev_surged = calm.regimes["pair-0"].evidence, surged.regimes["pair-0"].evidence
     assert ev_calm is not None and ev_surged is not None and ev_surged < ev_calm
     assert surged._surge_rate["pair-0"] > 12.0 and "pair-0" not in calm._surge_rate
+    shown: dict[str, Any] = surged.state()["pair-0"]  # type: ignore[assignment]
+    assert shown["surge_rate"] == surged._surge_rate["pair-0"]  # /admin/state says so
+    assert calm.state()["pair-0"]["surge_rate"] is None  # type: ignore[index]
     # the same pending leave, priced by each: the surge's gain counts its own rate's requests over the horizon
     for router in (calm, surged):
         router.regimes["pair-0"] = RegimeState("speculative", since_s=time.monotonic() - 100.0, pending="baseline",

@@ -233,7 +233,7 @@ class Router:
             sat = self._saturated(group)
             hoped, measured, lead = self._mix_ratio(group, extra, load)
             ratio, evidence = rg.capped_ratio(hoped, load, cfg, sat), rg.capped_ratio(measured, load, cfg, sat)
-            after = rg.next_regime(before, ratio, now, cfg, evidence, seen, lead)
+            after = rg.next_regime(before, ratio, now, cfg, evidence, seen, lead, group in self._surge_rate)
             after = rg.leave_large_batch(after, load, now, cfg, sat)
             after = rg.follow_fleet(after, ratio, self._carried_by_others(group), now, self.settings.regime_follow_band)
         price: SwitchPrice | None = None

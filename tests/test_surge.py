@@ -13,7 +13,7 @@ from gateway.backends import BackendPool
 from gateway.core.costmodel import Role, StepModel
 from gateway.core.learner import Learner
 from gateway.core.mix_window import GroupRequest
-from gateway.core.regime import MixSample, RegimeState, mix_costs, ratio_of
+from gateway.core.regime import MixSample, RegimeConfig, RegimeState, mix_costs, next_regime, ratio_of
 from gateway.core.surge import SURGE_FACTOR, at_load, recent_rate, surge, surge_costs
 from gateway.metrics import Metrics
 from gateway.router import Router
@@ -21,6 +21,8 @@ from gateway.settings import Settings
 
 MODELS: dict[Role, StepModel] = {"baseline": StepModel(0.005, 0.00004), "speculative": StepModel(0.0075, 0.00015)}
 PREFILL: dict[Role, float] = {"baseline": 4e-5, "speculative": 4e-5}
+CFG = RegimeConfig(switch_margin=0.05, min_dwell_s=10.0, externality_weight=1.0, decisive_margin=0.1,
+                   free_drain_s=0.3, switch_cost_factor=1.0, speculation_max_load=16.0)
 
 
 def _times(light: int, light_gap: float, fast: int, fast_gap: float, end: float) -> list[float]:
@@ -110,3 +112,16 @@ def test_a_surge_lowers_the_evidence_and_prices_a_leave_at_the_surges_rate() -> 
                                                pending_since_s=time.monotonic() - 1.0)
         router._update_regime("pair-0", 65, None)
     assert surged.prices["pair-0"].gain_s > calm.prices["pair-0"].gain_s
+
+
+def test_a_surge_asks_for_a_leave_before_the_dwell_is_over() -> None:
+    """Member 815 of the family entered speculation on evidence at a flood's first second (load 0.8, a gain of 1.1 s
+    at 0.1 s of cost: right at the rate it knew); the surge showed a second later, and the dwell held the regime
+    through the flood (15 s, +12% a request against the baseline alone). A leave the surge's mix asks for does not
+    wait for the dwell: it is still priced, and taken only when free or paid for. Outside the band only."""
+    entered = RegimeState("speculative", since_s=100.0)
+    assert next_regime(entered, 1.0, 102.0, CFG, evidence=0.9).pending is None  # inside the dwell, not decisive
+    assert next_regime(entered, 1.0, 102.0, CFG, evidence=0.9, surging=True).pending == "baseline"
+    assert next_regime(entered, 1.0, 102.0, CFG, evidence=0.98, surging=True).pending is None  # within the band
+    trial = RegimeState("speculative", since_s=100.0, trial=True)  # not judged yet: its evidence is the prior
+    assert next_regime(trial, 1.0, 102.0, CFG, evidence=0.9, surging=True).pending is None

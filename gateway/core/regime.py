@@ -201,7 +201,8 @@ def leave_large_batch(state: RegimeState, mean_load: float, now: float, cfg: Reg
 
 
 def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: RegimeConfig,
-                evidence: float | None = None, observed: int = 0, lead: float | None = None) -> RegimeState:
+                evidence: float | None = None, observed: int = 0, lead: float | None = None,
+                surging: bool = False) -> RegimeState:
     """The regime at time `now` (seconds), given the latest mix ratio as hoped (`ratio`) and as measured
     (`evidence`; None: the same): the same role, with a switch pending when the evidence leaves the band after the
     dwell of `min_dwell_s` (or, the hope too, the decisive band at any time), a trial of speculation pending when only
@@ -209,7 +210,9 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
     `trial_min_observations` of the speculative server's acceptance observations since it started: `observed` counts
     them; before any, the evidence is the prior that hope alone had already overruled), and no switch pending once the
     ratio is back inside the band. `settle` takes a pending switch. `lead`: the hope's lead over the evidence on one
-    window (the classes' uncertainty; None: `ratio` less `evidence`, which may be lowered to its recent requests)."""
+    window (the classes' uncertainty; None: `ratio` less `evidence`, which may be lowered to its recent requests).
+    `surging`: the evidence is priced at a surge of arrivals (`core.surge`); a leave it asks for does not wait for
+    the dwell (a flood that follows an entry is no swing of a few answers)."""
     if ratio is None:
         return state
     ev, state = ratio if evidence is None else evidence, replace(state, observed=max(observed, state.observed))
@@ -233,7 +236,7 @@ def next_regime(state: RegimeState, ratio: float | None, now: float, cfg: Regime
     elif state.role == "speculative" and ev < 1.0 / (1.0 + cfg.leave_margin):
         # before the dwell, only while the hope too reads it past the decisive band: a few answers swing the evidence
         # (the demo's: 1.09 at 4 answers, 0.89 at 9, 1.0 at 12); under load the hope is the evidence
-        wanted, decisive = "baseline", max(ev, ratio) < 1.0 / (1.0 + cfg.decisive_margin)
+        wanted, decisive = "baseline", surging or max(ev, ratio) < 1.0 / (1.0 + cfg.decisive_margin)
     if wanted is None or not (decisive or now - state.since_s >= cfg.min_dwell_s):
         return replace(state, ratio=ratio, evidence=ev, lead=ahead, pending=None, pending_trial=False)
     since = state.pending_since_s if state.pending == wanted else now

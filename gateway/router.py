@@ -300,6 +300,7 @@ class Router:
         """The group's mix ratio as hoped and at the evidence, and the hope's lead over the evidence on the same
         (whole) window; in a baseline regime, the classes worth probing."""
         lrn = self.learner
+        self._surge_rate.pop(group, None)  # this mix's, below (`core.surge`)
         samples, keys, known = self._mix_window(group, extra)
         models = {role: lrn.step_model(role) for role in ROLES}
         w, prefill = self.regime_config.externality_weight, {role: lrn.prefill_s_per_token(role) for role in ROLES}
@@ -321,7 +322,7 @@ class Router:
         if not on:
             return hope, None, None
         whole, ev = rg.evidence_ratios(samples, models, prefill, w, k, stall)
-        self._surge_rate.pop(group, None)  # priced again at the load a surge of arrivals builds (`core.surge`)
+        # priced again at the load a surge of arrivals builds (`core.surge`)
         if (flood := surge(self.arrivals[group], time.monotonic(), self.settings.regime_surge_requests,
                            measured[self.regimes[group].role] / len(samples))) is not None:
             costs = surge_costs(samples, flood.load, k, lambda c: rg.mix_costs(c, models, prefill, w, evidence=on,

@@ -322,9 +322,10 @@ class Router:
         if not on:
             return hope, None, None
         whole, ev = rg.evidence_ratios(samples, models, prefill, w, k, stall)
-        # priced again at the load a surge of arrivals builds (`core.surge`)
-        if (flood := surge(self.arrivals[group], time.monotonic(), self.settings.regime_surge_requests,
-                           measured[self.regimes[group].role] / len(samples))) is not None:
+        # a speculative regime's mix priced again at the load a surge of arrivals builds (`core.surge`)
+        if self.regimes[group].role == "speculative" and (flood := surge(
+                self.arrivals[group], time.monotonic(), self.settings.regime_surge_requests,
+                measured["speculative"] / len(samples))) is not None:
             costs = surge_costs(samples, flood.load, k, lambda c: rg.mix_costs(c, models, prefill, w, evidence=on,
                                                                                stall=stall))
             ev, self._totals[group], self._surge_rate[group] = min(ev, rg.ratio_of(costs[0])), costs, flood.rate

@@ -7,7 +7,8 @@ favoured the speculative regime it was in, and the leave it finally took at 34.5
 after the flood's worst 10 s (29 s summed over the better static). When the last `recent` arrivals come at more
 than `SURGE_FACTOR` times the window's rate, the mix is priced again at the load Little's law gives at that rate
 (the rate times a request's cost on the current server), each request at least at that load: what the GPU will
-carry over the next seconds if the rate holds. The regime moves on the lower of it and the measured evidence."""
+carry over the next seconds if the rate holds. The regime moves on the lower of it and the measured evidence. Only
+in a speculative regime: a baseline regime's surge only makes the baseline more right."""
 
 from __future__ import annotations
 

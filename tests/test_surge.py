@@ -114,6 +114,18 @@ def test_a_surge_lowers_the_evidence_and_prices_a_leave_at_the_surges_rate() -> 
     assert surged.prices["pair-0"].gain_s > calm.prices["pair-0"].gain_s
 
 
+def test_a_baseline_regimes_surge_is_not_priced() -> None:
+    """A surge only makes a baseline regime more right; priced at the surge's rate, a marginal entry into
+    speculation looked paid (fresh member 1106: entered under load at a gain of 5.19 s against 5.14 s, 1.041x ->
+    1.077x the better static). A baseline regime's mix and prices are the window's."""
+    calm, surged = _speculative_pair(0), _speculative_pair(16)
+    for router in (calm, surged):
+        router.regimes["pair-0"] = RegimeState("baseline", since_s=time.monotonic() - 100.0)
+        router._update_regime("pair-0", 64, None)
+    assert "pair-0" not in surged._surge_rate
+    assert surged.regimes["pair-0"].evidence == calm.regimes["pair-0"].evidence
+
+
 def test_a_surge_asks_for_a_leave_before_the_dwell_is_over() -> None:
     """Member 815 of the family entered speculation on evidence at a flood's first second (load 0.8, a gain of 1.1 s
     at 0.1 s of cost: right at the rate it knew); the surge showed a second later, and the dwell held the regime

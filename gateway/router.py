@@ -281,9 +281,9 @@ class Router:
 
     def _mix_window(self, group: str, extra: GroupRequest | None = None) -> tuple[list[MixSample], list[MixKey], Known]:
         """The group's recent requests as the mix sees them (`gateway.core.mix_window`; `extra`: the one at hand)."""
-        now, recent, times = time.monotonic(), list(self.recent[group]), list(self.arrivals[group])
-        if extra is not None:
-            recent, times = [*recent, extra], [*times, now]
+        now = time.monotonic()
+        recent = [*self.recent[group], extra] if extra is not None else self.recent[group]  # no copy: read once
+        times = [*self.arrivals[group], now] if extra is not None else list(self.arrivals[group])
         return mix_window(recent, times, now, self.learner, self.settings.regime_optimism,
                           self.settings.regime_optimism_load)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
+from gateway.core.arrivals import arrival_rate
 from gateway.core.domain import Role
 from gateway.core.regime import MixSample, ratio_of
 
@@ -27,18 +28,17 @@ class Surge(NamedTuple):
 
 
 def recent_rate(times: Sequence[float], now: float, recent: int) -> float:
-    """Requests per second over the last `recent` decision times, counting the quiet time since the last one (0:
-    fewer known)."""
+    """`arrivals.arrival_rate` over the last `recent` decision times (0: fewer known)."""
     if recent < 2 or len(times) < recent:
         return 0.0
-    return (recent - 1) / max(now - times[len(times) - recent], 1e-3)
+    return arrival_rate(list(times)[len(times) - recent:], now)
 
 
 def surge(times: Sequence[float], now: float, recent: int, per_request_s: float) -> Surge | None:
     """The surge the group's arrivals show (None: none): the last `recent` arrivals' rate above `SURGE_FACTOR`
     times the whole window's, and the load it builds at `per_request_s` a request."""
     fast = recent_rate(times, now, recent)
-    if fast <= 0.0 or len(times) <= recent or fast <= SURGE_FACTOR * recent_rate(times, now, len(times)):
+    if fast <= 0.0 or len(times) <= recent or fast <= SURGE_FACTOR * arrival_rate(times, now):
         return None
     return Surge(fast, fast * per_request_s)
 

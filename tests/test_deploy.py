@@ -291,3 +291,24 @@ def test_readme_walks_from_one_gpu_to_dashboards() -> None:
     for needle in ("launch_pair.py", "specgate serve", "docker compose", "kubectl apply", "Grafana",
                    "10–50×", "tokenizer"):
         assert needle in text, needle
+
+
+def _preflight(tmp_path: Path, shadow: str | None) -> subprocess.CompletedProcess[str]:
+    """deploy/gpu/preflight.sh as run_one_gpu.sh sources it; `shadow`: a module made unimportable first."""
+    path = [str(ROOT)]
+    if shadow is not None:  # a module that fails to import, ahead of the real one on the path
+        (tmp_path / f"{shadow}.py").write_text(f"raise ModuleNotFoundError(\"No module named '{shadow}'\")\n")
+        path.insert(0, str(tmp_path))
+    env = {**os.environ, "PY": sys.executable, "PYTHONPATH": os.pathsep.join(path)}
+    return subprocess.run(["bash", "-c", f". {DEPLOY / 'gpu' / 'preflight.sh'}; echo passed"], env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_gpu_preflight_stops_before_vllm_when_the_gateway_cannot_import(tmp_path: Path) -> None:
+    """Regression (2026-12-07): a device call started the vLLM pair (4 minutes) and then died on the bench's
+    `import orjson`, which the GPU image lacks; the preflight stops first and names the fix."""
+    failed = _preflight(tmp_path, "orjson")
+    assert failed.returncode == 3, failed.stdout + failed.stderr
+    assert "orjson" in failed.stdout and "fetch_wheels.sh" in failed.stdout and "passed" not in failed.stdout
+    ok = _preflight(tmp_path, None)
+    assert ok.returncode == 0 and ok.stdout.strip().endswith("passed"), ok.stdout + ok.stderr

@@ -28,6 +28,7 @@ if [ -d .gpu-wheels ] && [ ! -f /tmp/extra/.done ]; then
 fi
 export PYTHONPATH=/tmp/site:/tmp/extra:$repo PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}
+. "$here/preflight.sh"   # the gateway imports, before vLLM starts
 tok=/tmp/models/target/tokenizer.json; [ -f $tok ] || tok=${TOKENIZER:-../shared/gpu/models/target/tokenizer.json}
 gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -1)
 card=$(echo "$gpu" | grep -oiE 'h100|h200|a100|l40s' | head -1 | tr 'A-Z' 'a-z'); card=${card:-gpu}   # names the runs

@@ -18,6 +18,7 @@ if [ -d .gpu-wheels ] && [ ! -f /tmp/extra/.done ]; then
 fi
 export PYTHONPATH=/tmp/site:/tmp/extra:$repo PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}
+. "$here/preflight.sh"   # the gateway imports, before vLLM starts
 { date -u; nvidia-smi 2>&1 || echo "no nvidia-smi"; } > "$OUT/nvidia-smi.txt"
 emu_pid=
 if [ $novllm = 1 ]; then

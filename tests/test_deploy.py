@@ -312,3 +312,35 @@ def test_gpu_preflight_stops_before_vllm_when_the_gateway_cannot_import(tmp_path
     assert "orjson" in failed.stdout and "fetch_wheels.sh" in failed.stdout and "passed" not in failed.stdout
     ok = _preflight(tmp_path, None)
     assert ok.returncode == 0 and ok.stdout.strip().endswith("passed"), ok.stdout + ok.stderr
+
+
+def test_the_real_bench_records_the_gateways_migrations_and_switches_from_its_metrics() -> None:
+    """deploy/gpu/bench_probe.counters_by on the gateway's own exposition: a real-GPU run's record says how many
+    requests live migration moved, by reason, and how many regime switches each group took (round v's H100 run
+    could not tell whether a switch's leaving requests had moved)."""
+    from prometheus_client import generate_latest
+
+    from gateway.metrics import Metrics
+
+    sys.path.insert(0, str(DEPLOY / "gpu"))
+    try:
+        probe = load_script_from(DEPLOY / "gpu" / "bench_probe.py")
+    finally:
+        sys.path.remove(str(DEPLOY / "gpu"))
+    m = Metrics()
+    m.migrations.labels("switch").inc(3)
+    m.migrations.labels("not_worth").inc()
+    m.regime_switches.labels("pair-0").inc(2)
+    text = generate_latest(m.registry).decode()
+    assert probe.counters_by(text, "specgate_migrations_total", "reason") == {
+        "switch": 3.0, "resume_on_leaving": 0.0, "not_worth": 1.0, "resume_failed": 0.0}
+    assert probe.counters_by(text, "specgate_regime_switches_total", "group") == {"pair-0": 2.0}
+    assert probe.counters_by("", "specgate_migrations_total", "reason") == {}  # the gateway did not answer
+
+
+def load_script_from(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

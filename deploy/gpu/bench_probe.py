@@ -39,6 +39,16 @@ def spec_counters(metrics_text: str) -> dict[str, float]:
             "generation_tokens": snap.generation_tokens}
 
 
+def counters_by(text: str, name: str, label: str) -> dict[str, float]:
+    """A Prometheus counter summed per value of one label (e.g. the gateway's live migrations by reason)."""
+    out: dict[str, float] = {}
+    for n, labels, v in parse_text(text):
+        if n == name:
+            key = labels.get(label, "")
+            out[key] = out.get(key, 0.0) + v
+    return out
+
+
 def histogram(text: str, name: str) -> dict[str, Any]:
     """Sum over label sets of a Prometheus histogram: count, mean, and PromQL-style p50/p90/p99."""
     buckets: dict[float, float] = {}

@@ -25,7 +25,7 @@ from typing import Any
 
 from bench_gateway import Gateway
 from bench_load import closed_loop, run_phase
-from bench_probe import extract_learned, histogram, http_get, spec_counters, wait_ok
+from bench_probe import counters_by, extract_learned, histogram, http_get, spec_counters, wait_ok
 from bench_summary import Record, fmt, log, summarize
 from bench_workload import adapt, make_counter, poisson_schedule, with_nonce
 
@@ -200,6 +200,8 @@ def gateway_phase(args: argparse.Namespace, policy: str, gw: Gateway, phase: str
                               for k in ("step_models", "prefill_s_per_token", "interference")},
            "regimes": state.get("regimes"),
            "overhead": histogram(metrics_text, "specgate_gateway_overhead_seconds"),
+           "migrations": counters_by(metrics_text, "specgate_migrations_total", "reason"),
+           "regime_switches": counters_by(metrics_text, "specgate_regime_switches_total", "group"),
            "vllm_spec_delta": delta}
     add_acceptance_length(run)
     if phase == "high":

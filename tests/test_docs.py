@@ -80,3 +80,13 @@ def test_every_results_folder_has_a_readme() -> None:
     assert len(folders) > 20, "the results folders were not found"
     bare = [p.name for p in folders if not (p / "README.md").exists()]
     assert not bare, f"results folders without a README.md (command, machine, what ran beside it): {bare}"
+
+
+def test_module_map_marks_exactly_the_compiled_modules() -> None:
+    """Regression (2026-12-07): the map marked `core/arrivals.py` compiled (it is not) and left `core/ewma.py`
+    unmarked (it is): the ⚙ marks are `gateway.COMPILED_MODULES`, no more and no fewer."""
+    from gateway import COMPILED_MODULES
+
+    text = (ROOT / "docs" / "module-map.md").read_text()
+    marked = set(re.findall(r"^\| `((?:core/)?\w+)\.py` ⚙", text, flags=re.MULTILINE))
+    assert marked == {name.replace(".", "/") for name in COMPILED_MODULES}

@@ -164,12 +164,12 @@ class Router:
             group_load = chosen.load + sum(load for _, load in chosen.co_runners)
             held = self.fleet.held_prefix(view, f.prompt_tokens, self.pool.groups.get(chosen.group, ()), matched)
             self._note(chosen.group, group_request(f, lclass, bucket, group_load, held), chosen.role)
-            if decision.reason == f"regime_{chosen.role}" and self.regimes[chosen.group].role != chosen.role:
-                decision, entry = self._to_arriving(inp, policy, decision, entry, now)
+            if self.regimes[chosen.group].role != chosen.role and decision.reason == f"regime_{chosen.role}":
+                decision, entry = self._to_arriving(inp, policy, decision, chosen.group, entry, now)
         self.fleet.routed(view, session, decision.backend, cached)
         return Routed(decision, f, task_class, bucket, entry, off, lclass, cached, family)
 
-    def _to_arriving(self, inp: PolicyInput, policy: PolicyName, decision: Decision, entry: Running,
+    def _to_arriving(self, inp: PolicyInput, policy: PolicyName, decision: Decision, group: str, entry: Running,
                      now: float) -> tuple[Decision, Running]:
         """The request whose decision took its GPU's switch (`_note`), decided again on the new regime: it goes to
         the arriving server, not to the one the GPU just left, where it would run alone, time-sharing the GPU
@@ -182,7 +182,6 @@ class Router:
         if again is None or again.backend == decision.backend:
             return decision, entry
         again = replace(again, detail=f"{again.detail}, the switch this decision took")
-        group = next(c.group for c in inp.candidates if c.name == decision.backend)
         self.running[group][decision.role].remove(entry)
         self.running[group][again.role].append(moved := Running(now, again.predicted_e2e_s or 0.0))
         return again, moved

@@ -23,10 +23,10 @@ MODELS = Path(__file__).parent / "fixtures" / "models"  # config.json of ../shar
 GATEWAY_PORT = Settings().port
 
 
-def load_script(name: str) -> ModuleType:
+def load_script(name: str, folder: Path = DEPLOY) -> ModuleType:
     """A deploy/ script by file, under its bare name: the scripts import each other that way, run from deploy/."""
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, DEPLOY / f"{name}.py")
+        spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
@@ -322,11 +322,7 @@ def test_the_real_bench_records_the_gateways_migrations_and_switches_from_its_me
 
     from gateway.metrics import Metrics
 
-    sys.path.insert(0, str(DEPLOY / "gpu"))
-    try:
-        probe = load_script_from(DEPLOY / "gpu" / "bench_probe.py")
-    finally:
-        sys.path.remove(str(DEPLOY / "gpu"))
+    probe = load_script("bench_probe", DEPLOY / "gpu")  # it imports only the gateway's modules
     m = Metrics()
     m.migrations.labels("switch").inc(3)
     m.migrations.labels("not_worth").inc()
@@ -337,10 +333,3 @@ def test_the_real_bench_records_the_gateways_migrations_and_switches_from_its_me
     assert probe.counters_by(text, "specgate_regime_switches_total", "group") == {"pair-0": 2.0}
     assert probe.counters_by("", "specgate_migrations_total", "reason") == {}  # the gateway did not answer
 
-
-def load_script_from(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module

@@ -3,7 +3,7 @@
 fleets: /tmp/f39/ev) as {tag, cell, policy, mean_e2e_s, mean_ttft_s, speculative_share, date, command} into
 raw/runs.json.gz (round u's pack.py, with the fleet folder)."""
 import glob, gzip, json, os
-tags = {"w1", "w9", "h5", "mf9", "g0f", "lt1", "m1d9"}
+tags = {"w1", "w9", "h5", "mf9", "g0f", "lt1", "m1d9", "d1230", "su1"}
 rows = []
 for path in sorted(glob.glob("/tmp/l37f/ev/*--*.json")):
     tag, cell = os.path.basename(path)[:-5].split("--", 1)
